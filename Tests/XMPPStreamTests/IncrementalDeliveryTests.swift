@@ -1,0 +1,108 @@
+import Testing
+import XMPPStream
+
+@Suite("Stanzas are delivered as soon as their last byte arrives")
+struct IncrementalDeliveryTests {
+    let document = streamHeader + """
+        <presence id='1' from='alice@example.com/desk'><show>away</show><status>Lunch</status></presence>
+        <message id='2' to='bob@example.com'><body>Hi &amp; bye</body></message>
+        <presence id='3'/>
+        <iq id='4' type='get'><query xmlns='jabber:iq:roster'/></iq>
+        </stream:stream>
+        """
+
+    @Test func aStanzaFedAloneOnAnOpenStreamIsDeliveredWithoutMoreBytes() {
+        var recorder = StreamRecorder()
+        recorder.feed(streamHeader)
+        #expect(recorder.headers.count == 1)
+        recorder.feed("<presence id='only'/>")
+        #expect(recorder.summary == ["presence:only"])
+        recorder.feed("<presence id='next'><show>dnd</show></presence>")
+        #expect(recorder.summary == ["presence:only", "presence:next"])
+        #expect(recorder.error == nil)
+    }
+
+    @Test func aBareStanzaIsDeliveredWhenItsEndTagIsTheLastByteFed() {
+        var recorder = StreamRecorder()
+        recorder.feed("<presence id='a'><status>x</status></presence>")
+        #expect(recorder.summary == ["presence:a"])
+        #expect(recorder.headers.first?.isImplicit == true)
+    }
+
+    @Test func splittingTheInputAtAnyByteOffsetDeliversTheSameStanzas() {
+        let bytes = Array(document.utf8)
+        let expected = StreamRecorder.parse(document).summary
+        #expect(expected == ["presence:1", "message:2", "presence:3", "iq:4"])
+        for split in 0 ... bytes.count {
+            var recorder = StreamRecorder()
+            recorder.feed(Array(bytes[..<split]))
+            recorder.feed(Array(bytes[split...]))
+            recorder.finish()
+            #expect(recorder.error == nil, "split at \(split)")
+            #expect(recorder.summary == expected, "split at \(split)")
+            #expect(recorder.closed == 1)
+        }
+    }
+
+    @Test func oneByteChunksDeliverEachStanzaAtItsLastByte() {
+        let bytes = Array(document.utf8)
+        var recorder = StreamRecorder()
+        var deliveredAt: [Int] = []
+        for (offset, byte) in bytes.enumerated() {
+            let before = recorder.stanzas.count
+            recorder.feed([byte])
+            if recorder.stanzas.count > before { deliveredAt.append(offset) }
+        }
+        recorder.finish()
+        #expect(recorder.error == nil)
+        #expect(recorder.summary == ["presence:1", "message:2", "presence:3", "iq:4"])
+        // Each delivery happened on the '>' that closes the stanza.
+        for (offset, stanza) in zip(deliveredAt, recorder.stanzas) {
+            #expect(bytes[offset] == UInt8(ascii: ">"))
+            #expect(stanza.position.byteOffset + stanza.byteCount == offset + 1)
+        }
+    }
+
+    @Test func aStanzaKeptByTheReceiverIsNotChangedByLaterStanzas() {
+        let recorder = StreamRecorder.parse("<presence id='1'><status>first</status></presence><presence id='2'><status>second</status></presence>")
+        let first = recorder.stanzas[0]
+        let status = first.firstChild(of: first.root, named: "status", in: "jabber:client")
+        #expect(status.map { first.text(of: $0) } == "first")
+    }
+
+    @Test func stanzaPositionsAndSizesPointIntoTheInput() {
+        let input = "<presence id='1'/>\n  <presence id='2'>\n<show>xa</show></presence>"
+        let recorder = StreamRecorder.parse(input)
+        #expect(recorder.stanzas.map(\.position) == [
+            SourcePosition(line: 1, column: 1, byteOffset: 0),
+            SourcePosition(line: 2, column: 3, byteOffset: 21),
+        ])
+        #expect(recorder.stanzas.map(\.byteCount) == [18, input.utf8.count - 21])
+    }
+
+    @Test func streamHeaderAttributesAreReported() {
+        let recorder = StreamRecorder.parse(streamHeader + "</stream:stream>")
+        let header = recorder.headers.first
+        #expect(header?.contentNamespace == "jabber:client")
+        #expect(header?.to == "example.com")
+        #expect(header?.version == "1.0")
+        #expect(header?.language == "en")
+        #expect(header?.isImplicit == false)
+        #expect(recorder.closed == 1)
+    }
+
+    @Test func emptyOrBlankInputIsAnEmptyStreamNotAnError() {
+        for input in ["", "  \n", "\u{FEFF}\n"] {
+            let recorder = StreamRecorder.parse(input)
+            #expect(recorder.error == nil)
+            #expect(recorder.stanzas.isEmpty)
+        }
+    }
+
+    @Test func deferralIsDetectedAtRunTime() {
+        // Whatever the installed libexpat, the parser must know whether reparse deferral exists; the delivery
+        // tests above prove it is off when it does.
+        #expect(Expat.version.hasPrefix("expat_"))
+        _ = Expat.hasReparseDeferral
+    }
+}
