@@ -81,6 +81,12 @@ public struct Stanza: Sendable {
         return equals(record.localName, localName) && equals(record.namespace, namespace)
     }
 
+    /// Whether the element is in this namespace, whatever its name.
+    @inlinable
+    public func isElement(_ element: ElementID, in namespace: String) -> Bool {
+        equals(elements[Int(element.index)].namespace, namespace)
+    }
+
     /// Whether the element has this local name in any of the given namespaces.
     @inlinable
     public func isElement(_ element: ElementID, named localName: String, inAnyOf namespaces: [String]) -> Bool {

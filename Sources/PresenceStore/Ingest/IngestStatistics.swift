@@ -1,0 +1,18 @@
+/// Counts of what a presence feed contained, by outcome.
+public struct IngestStatistics: Hashable, Sendable {
+    /// Top-level elements read.
+    public var stanzas = 0
+    /// Presence updates applied.
+    public var presenceUpdates = 0
+    /// Well-formed stanzas that change no status, by reason.
+    public var ignored: [IgnoredStanzaReason: Int] = [:]
+    /// Presences refused, by reason.
+    public var rejected: [RejectedPresenceReason: Int] = [:]
+    /// Input bytes read.
+    public var bytes = 0
+
+    public init() {}
+
+    public var ignoredTotal: Int { ignored.values.reduce(0, +) }
+    public var rejectedTotal: Int { rejected.values.reduce(0, +) }
+}

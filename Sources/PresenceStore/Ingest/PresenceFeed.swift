@@ -1,0 +1,65 @@
+import XMPPStream
+
+/// One incoming stream of presence stanzas: parses bytes as they arrive, decodes each stanza, counts what it
+/// saw and hands every presence update to the caller to apply.
+///
+/// The feed does not know where updates go; the caller applies them to a map or a storage, typically with
+/// ``UserPresence/apply(_:receivedAt:)``. A stream error ends the feed: updates handed out before it stay
+/// applied, and ``statistics`` still counts them.
+public struct PresenceFeed: ~Copyable {
+    private let parser: XMPPStreamParser
+    private let decoder = PresenceDecoder()
+    public private(set) var statistics = IngestStatistics()
+    /// The error that ended the stream, if any.
+    public var error: XMPPStreamError? { parser.error }
+    /// The stream header, once read.
+    public var header: StreamHeader? { parser.header }
+
+    public init(configuration: XMPPStreamParser.Configuration = XMPPStreamParser.Configuration()) {
+        parser = XMPPStreamParser(configuration: configuration)
+    }
+
+    /// Parses the next chunk, calling `apply` for each presence update it completes, in stream order.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, apply: (PresenceUpdate) -> Void) throws(XMPPStreamError) {
+        statistics.bytes += bytes.count
+        var statistics = self.statistics
+        defer { self.statistics = statistics }
+        try parser.feed(bytes) { event in
+            PresenceFeed.handle(event, decoder: decoder, statistics: &statistics, apply: apply)
+        }
+    }
+
+    /// Parses the next chunk, calling `apply` for each presence update it completes, in stream order.
+    public mutating func feed(_ bytes: some Sequence<UInt8>, apply: (PresenceUpdate) -> Void) throws(XMPPStreamError) {
+        let array = Array(bytes)
+        try array.withUnsafeBytes { buffer in
+            Result { () throws(XMPPStreamError) in try feed(buffer, apply: apply) }
+        }.get()
+    }
+
+    /// Ends the input (see ``XMPPStreamParser/finish(_:)``).
+    public mutating func finish(apply: (PresenceUpdate) -> Void) throws(XMPPStreamError) {
+        var statistics = self.statistics
+        defer { self.statistics = statistics }
+        try parser.finish { event in
+            PresenceFeed.handle(event, decoder: decoder, statistics: &statistics, apply: apply)
+        }
+    }
+
+    private static func handle(
+        _ event: XMPPStreamEvent, decoder: PresenceDecoder, statistics: inout IngestStatistics,
+        apply: (PresenceUpdate) -> Void
+    ) {
+        guard case .stanza(let stanza) = event else { return }
+        statistics.stanzas += 1
+        switch decoder.decode(stanza) {
+        case .update(let update):
+            statistics.presenceUpdates += 1
+            apply(update)
+        case .ignored(let reason):
+            statistics.ignored[reason, default: 0] += 1
+        case .rejected(let reason):
+            statistics.rejected[reason, default: 0] += 1
+        }
+    }
+}
