@@ -92,7 +92,7 @@ public struct PresenceDecoder: Sendable {
     static func show(_ bytes: UnsafeBufferPointer<UInt8>) -> PresenceShow? {
         let trimmed = trim(bytes)
         switch trimmed.count {
-        case 2 where trimmed[0] == UInt8(ascii: "x") && trimmed[1] == UInt8(ascii: "a"): return .xa
+        case 2 where trimmed.elementsEqual("xa".utf8): return .xa
         case 3 where trimmed.elementsEqual("dnd".utf8): return .dnd
         case 4 where trimmed.elementsEqual("away".utf8): return .away
         case 4 where trimmed.elementsEqual("chat".utf8): return .chat
