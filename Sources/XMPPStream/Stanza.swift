@@ -81,6 +81,19 @@ public struct Stanza: Sendable {
         return equals(record.localName, localName) && equals(record.namespace, namespace)
     }
 
+    /// Whether the element has this local name in this namespace; the fastest form, for names known at compile time.
+    @inlinable
+    public func isElement(_ element: ElementID, named localName: StaticString, in namespace: StaticString) -> Bool {
+        let record = elements[Int(element.index)]
+        return equals(record.localName, localName) && equals(record.namespace, namespace)
+    }
+
+    /// Whether the element is in this namespace, whatever its name.
+    @inlinable
+    public func isElement(_ element: ElementID, in namespace: StaticString) -> Bool {
+        equals(elements[Int(element.index)].namespace, namespace)
+    }
+
     /// Whether the element is in this namespace, whatever its name.
     @inlinable
     public func isElement(_ element: ElementID, in namespace: String) -> Bool {
@@ -159,9 +172,32 @@ public struct Stanza: Sendable {
     /// tags are), or, for `nil`, whether it has none.
     public func hasLanguage(_ element: ElementID, equalTo language: String?) -> Bool {
         let record = elements[Int(element.index)]
-        guard let language else { return !record.hasLanguage }
+        guard var language else { return !record.hasLanguage }
         guard record.hasLanguage else { return false }
-        return string(record.language).lowercased() == language.lowercased()
+        return language.withUTF8 { other in
+            withBytes(record.language) { own in
+                own.count == other.count && zip(own, other).allSatisfy { Stanza.asciiLowercased($0) == Stanza.asciiLowercased($1) }
+            }
+        }
+    }
+
+    /// Whether two elements have the same effective `xml:lang` (both none, or equal ignoring ASCII case).
+    public func hasSameLanguage(_ element: ElementID, as other: ElementID) -> Bool {
+        let first = elements[Int(element.index)]
+        let second = elements[Int(other.index)]
+        guard first.hasLanguage && second.hasLanguage else { return first.hasLanguage == second.hasLanguage }
+        return withBytes(first.language) { one in
+            withBytes(second.language) { two in
+                one.count == two.count && zip(one, two).allSatisfy { Stanza.asciiLowercased($0) == Stanza.asciiLowercased($1) }
+            }
+        }
+    }
+
+    /// Whether the element has an effective `xml:lang`.
+    public func hasLanguage(_ element: ElementID) -> Bool { elements[Int(element.index)].hasLanguage }
+
+    @inlinable static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
     // MARK: Children
@@ -217,12 +253,27 @@ public struct Stanza: Sendable {
     @inlinable
     func equals(_ span: Span, _ other: String) -> Bool {
         var other = other
-        return other.withUTF8 { otherBytes in
-            guard otherBytes.count == Int(span.count) else { return false }
-            guard span.count > 0 else { return true }
-            return bytes.withUnsafeBufferPointer { buffer in
-                memcmp(buffer.baseAddress! + Int(span.start), otherBytes.baseAddress!, Int(span.count)) == 0
+        return other.withUTF8 { equals(span, $0) }
+    }
+
+    @inlinable
+    func equals(_ span: Span, _ other: StaticString) -> Bool {
+        guard other.hasPointerRepresentation else { return equals(span, other.description) }
+        return equals(span, UnsafeBufferPointer(start: other.utf8Start, count: other.utf8CodeUnitCount))
+    }
+
+    /// Byte comparison for the short names and namespaces of XML: an inline loop beats a `memcmp` call here.
+    @inlinable
+    func equals(_ span: Span, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard Int(span.count) == other.count else { return false }
+        return bytes.withUnsafeBufferPointer { buffer in
+            var index = 0
+            let start = Int(span.start)
+            while index < other.count {
+                if buffer[start &+ index] != other[index] { return false }
+                index &+= 1
             }
+            return true
         }
     }
 }

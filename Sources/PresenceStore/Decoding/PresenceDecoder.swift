@@ -15,7 +15,6 @@ import XMPPStream
 public struct PresenceDecoder: Sendable {
     public static let delayNamespace = "urn:xmpp:delay"
     public static let legacyDelayNamespace = "jabber:x:delay"
-    static let contentNamespaces = [XMPPNamespace.client, XMPPNamespace.server, XMPPNamespace.componentAccept]
 
     public init() {}
 
@@ -52,12 +51,12 @@ public struct PresenceDecoder: Sendable {
                 statusChoice.consider(child, in: stanza)
             } else if stanza.isElement(child, named: "priority", in: namespace) {
                 details.priority = stanza.withTextBytes(of: child, PresenceDecoder.priority)
-            } else if stanza.isElement(child, named: "delay", in: PresenceDecoder.delayNamespace)
-                        || stanza.isElement(child, named: "x", in: PresenceDecoder.legacyDelayNamespace) {
+            } else if stanza.isElement(child, named: "delay", in: "urn:xmpp:delay")
+                        || stanza.isElement(child, named: "x", in: "jabber:x:delay") {
                 if delayedAt == nil {
                     delayedAt = stanza.withAttributeBytes("stamp", of: child) { PresenceTime(xmppTimestamp: $0) } ?? nil
                 }
-            } else if stanza.isElement(child, named: "attendance", in: CommuteStatus.namespace) {
+            } else if stanza.isElement(child, named: "attendance", in: "urn:presence-store:attendance") {
                 details.attendance = stanza.attribute("state", of: child).flatMap(CommuteStatus.init(rawValue:))
             }
         }
@@ -66,10 +65,12 @@ public struct PresenceDecoder: Sendable {
     }
 
     /// The content namespace the root element is in, if it is one of the three XMPP content namespaces.
-    private static func contentNamespace(of stanza: Stanza) -> String? {
-        for namespace in contentNamespaces where stanza.isElement(stanza.root, in: namespace) {
-            return namespace
-        }
+    private static func contentNamespace(of stanza: Stanza) -> StaticString? {
+        // Literals, not the `XMPPNamespace` constants: this runs for every stanza and a `StaticString` compares
+        // without touching a lazily initialised global. A test checks the two agree.
+        if stanza.isElement(stanza.root, in: "jabber:client") { return "jabber:client" }
+        if stanza.isElement(stanza.root, in: "jabber:server") { return "jabber:server" }
+        if stanza.isElement(stanza.root, in: "jabber:component:accept") { return "jabber:component:accept" }
         return nil
     }
 
@@ -142,9 +143,9 @@ private struct StatusChoice {
         // 0: in the stanza's (or stream's) language; 1: no language at all; 2: any other, first one wins.
         // A status without its own xml:lang inherits the stanza's, so it ranks 0 whenever the stanza has one.
         let candidateRank: Int
-        if let stanzaLanguage = stanza.language(of: stanza.root), stanza.hasLanguage(element, equalTo: stanzaLanguage) {
+        if stanza.hasLanguage(stanza.root), stanza.hasSameLanguage(element, as: stanza.root) {
             candidateRank = 0
-        } else if stanza.hasLanguage(element, equalTo: nil) {
+        } else if !stanza.hasLanguage(element) {
             candidateRank = 1
         } else {
             candidateRank = 2
