@@ -27,9 +27,15 @@ struct QualifiedName {
         }
     }
 
+    /// Whether this is `xml:lang`, checked without touching a `String`: this runs for every attribute.
     var isXMLLang: Bool {
-        localName.elementsEqual("lang".utf8) && namespace.elementsEqual(XMPPNamespace.xml.utf8)
+        guard namespace.count == QualifiedName.xmlNamespace.utf8CodeUnitCount, localName.count == 4 else { return false }
+        return memcmp(localName.baseAddress!, "lang", 4) == 0
+            && memcmp(namespace.baseAddress!, QualifiedName.xmlNamespace.utf8Start, namespace.count) == 0
     }
+
+    static let xmlNamespace: StaticString = "http://www.w3.org/XML/1998/namespace"
+
 }
 
 extension UnsafeBufferPointer<UInt8> {

@@ -31,7 +31,7 @@ public struct PresenceDecoder: Sendable {
         case .success(let type): availability = type
         case .failure(let outcome): return outcome.disposition
         }
-        let parsedFrom = stanza.withAttributeBytes("from", of: root) { bytes in
+        let parsedFrom = stanza.withAttributeBytes("from" as StaticString, of: root) { bytes in
             Result { () throws(JIDError) in try JID(utf8: bytes) }
         }
         let from: JID
@@ -54,10 +54,12 @@ public struct PresenceDecoder: Sendable {
             } else if stanza.isElement(child, named: "delay", in: "urn:xmpp:delay")
                         || stanza.isElement(child, named: "x", in: "jabber:x:delay") {
                 if delayedAt == nil {
-                    delayedAt = stanza.withAttributeBytes("stamp", of: child) { PresenceTime(xmppTimestamp: $0) } ?? nil
+                    delayedAt = stanza.withAttributeBytes("stamp" as StaticString, of: child) { PresenceTime(xmppTimestamp: $0) } ?? nil
                 }
             } else if stanza.isElement(child, named: "attendance", in: "urn:presence-store:attendance") {
-                details.attendance = stanza.attribute("state", of: child).flatMap(CommuteStatus.init(rawValue:))
+                details.attendance = stanza.withAttributeBytes("state" as StaticString, of: child) {
+                    CommuteStatus(rawValue: String(decoding: $0, as: UTF8.self))
+                } ?? nil
             }
         }
         details.status = statusChoice.chosen.map { stanza.text(of: $0) }
@@ -68,14 +70,14 @@ public struct PresenceDecoder: Sendable {
     private static func contentNamespace(of stanza: Stanza) -> StaticString? {
         // Literals, not the `XMPPNamespace` constants: this runs for every stanza and a `StaticString` compares
         // without touching a lazily initialised global. A test checks the two agree.
-        if stanza.isElement(stanza.root, in: "jabber:client") { return "jabber:client" }
-        if stanza.isElement(stanza.root, in: "jabber:server") { return "jabber:server" }
-        if stanza.isElement(stanza.root, in: "jabber:component:accept") { return "jabber:component:accept" }
+        if stanza.isElement(stanza.root, in: "jabber:client" as StaticString) { return "jabber:client" }
+        if stanza.isElement(stanza.root, in: "jabber:server" as StaticString) { return "jabber:server" }
+        if stanza.isElement(stanza.root, in: "jabber:component:accept" as StaticString) { return "jabber:component:accept" }
         return nil
     }
 
     private static func type(of stanza: Stanza) -> Result<PresenceUpdate.Availability, TypeOutcome> {
-        let outcome: Result<PresenceUpdate.Availability, TypeOutcome>? = stanza.withAttributeBytes("type", of: stanza.root) { bytes in
+        let outcome: Result<PresenceUpdate.Availability, TypeOutcome>? = stanza.withAttributeBytes("type" as StaticString, of: stanza.root) { bytes in
             switch String(decoding: bytes, as: UTF8.self) {
             case "unavailable": .success(.unavailable)
             case "subscribe": .failure(TypeOutcome(.ignored(.subscribe)))

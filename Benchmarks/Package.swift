@@ -1,0 +1,31 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The benchmarks live in their own package so that building and testing PresenceStore never pulls in
+// package-benchmark. Run from the repository root:
+//   swift package --package-path Benchmarks benchmark --target IngestBenchmarks
+let package = Package(
+    name: "Benchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "PresenceStore", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // libexpat again, for the reference measurement of expat alone with empty callbacks.
+        .systemLibrary(name: "CExpatReference", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
+        .executableTarget(
+            name: "IngestBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "PresenceWorkload", package: "PresenceStore"),
+                .product(name: "XMPPStream", package: "PresenceStore"),
+                "CExpatReference",
+            ],
+            path: "Benchmarks/IngestBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
