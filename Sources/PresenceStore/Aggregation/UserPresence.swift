@@ -7,10 +7,10 @@
 /// with its time, unlike a user never seen.
 public struct UserPresence: Hashable, Sendable {
     /// The available resources, in no particular order. Usually one or two.
-    public private(set) var availableResources: [ResourcePresence]
+    public internal(set) var availableResources: [ResourcePresence]
     /// The most recent unavailable presence, kept for the offline status.
-    public private(set) var lastUnavailable: ResourcePresence?
-    private var sequence: UInt32 = 0
+    public internal(set) var lastUnavailable: ResourcePresence?
+    var sequence: UInt32 = 0
 
     /// A user with nothing applied yet; apply an update before asking for ``status``.
     public init() {
@@ -22,6 +22,15 @@ public struct UserPresence: Hashable, Sendable {
     public init(applying update: PresenceUpdate, receivedAt: PresenceTime) {
         self.init()
         apply(update, receivedAt: receivedAt)
+    }
+
+    /// The most available resources one user keeps. A further resource replaces the least recently updated
+    /// one. Servers allow far fewer sessions per account, so this only bounds what a hostile stream can make one
+    /// user cost (and it is what the compact storage encoding can count).
+    public static let maximumResources = 255
+
+    private func oldestResourceIndex() -> Int? {
+        availableResources.indices.min { availableResources[$1].isNewer(than: availableResources[$0]) }
     }
 
     /// The status to show, or nil for a value that never had an update applied.
@@ -49,6 +58,9 @@ public struct UserPresence: Hashable, Sendable {
             if let index = availableResources.firstIndex(where: { $0.resource == presence.resource }) {
                 availableResources[index] = presence
             } else {
+                if availableResources.count == UserPresence.maximumResources, let oldest = oldestResourceIndex() {
+                    availableResources.remove(at: oldest)
+                }
                 availableResources.append(presence)
             }
         case .unavailable:
@@ -59,5 +71,21 @@ public struct UserPresence: Hashable, Sendable {
             }
             lastUnavailable = presence
         }
+    }
+}
+
+extension UserPresence {
+    /// Whether two values show the same thing: the same status and the same resources with the same
+    /// presences, ignoring the internal arrival counters (a user rebuilt after an eviction has new ones).
+    public func isEquivalent(to other: UserPresence) -> Bool {
+        func normalized(_ presence: ResourcePresence?) -> ResourcePresence? {
+            presence.map { ResourcePresence(resource: $0.resource, details: $0.details, updatedAt: $0.updatedAt) }
+        }
+        guard normalized(status?.presence) == normalized(other.status?.presence),
+              status?.isAvailable == other.status?.isAvailable,
+              availableResources.count == other.availableResources.count
+        else { return false }
+        let mine = Set(availableResources.map { normalized($0)! })
+        return mine == Set(other.availableResources.map { normalized($0)! })
     }
 }

@@ -16,7 +16,15 @@ public struct PresenceDecoder: Sendable {
     public static let delayNamespace = "urn:xmpp:delay"
     public static let legacyDelayNamespace = "jabber:x:delay"
 
-    public init() {}
+    /// Statuses longer than this many UTF-8 bytes are cut at a character boundary: a status is one line for a
+    /// UI, and the limit keeps one stanza from making a user cost a quarter of a megabyte in every storage.
+    public var maximumStatusBytes: Int
+
+    public static let defaultMaximumStatusBytes = 1024
+
+    public init(maximumStatusBytes: Int = PresenceDecoder.defaultMaximumStatusBytes) {
+        self.maximumStatusBytes = min(max(maximumStatusBytes, 0), UserPresenceCoding.maximumStatusBytes)
+    }
 
     public func decode(_ stanza: Stanza) -> StanzaDisposition {
         let root = stanza.root
@@ -62,7 +70,9 @@ public struct PresenceDecoder: Sendable {
                 } ?? nil
             }
         }
-        details.status = statusChoice.chosen.map { stanza.text(of: $0) }
+        if let chosen = statusChoice.chosen {
+            details.status = stanza.withTextBytes(of: chosen) { PresenceDecoder.status($0, maximumBytes: maximumStatusBytes) }
+        }
         return .update(PresenceUpdate(from: from, availability: availability, details: details, delayedAt: delayedAt))
     }
 
@@ -90,6 +100,14 @@ public struct PresenceDecoder: Sendable {
             }
         }
         return outcome ?? .success(.available)
+    }
+
+    /// The status text, cut to at most `maximumBytes` without splitting a character.
+    static func status(_ bytes: UnsafeBufferPointer<UInt8>, maximumBytes: Int) -> String {
+        guard bytes.count > maximumBytes else { return String(decoding: bytes, as: UTF8.self) }
+        var end = maximumBytes
+        while end > 0 && bytes[end] & 0xC0 == 0x80 { end -= 1 }  // back to the start of a character
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
     }
 
     static func show(_ bytes: UnsafeBufferPointer<UInt8>) -> PresenceShow? {

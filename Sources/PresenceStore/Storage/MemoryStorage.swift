@@ -1,0 +1,57 @@
+/// Where per-user presence lives: a thread-safe map from bare JID to ``UserPresence``, with the knowledge of
+/// what it lost.
+///
+/// All storages hold the same values (``UserPresence`` aggregates, never reinterpreted) and differ only in
+/// what they keep: ``DictionaryMemoryStorage`` keeps everything, ``NSCacheMemoryStorage`` and
+/// ``LRUMemoryStorage`` evict. Every operation is safe to call from any thread or task.
+public protocol MemoryStorage: AnyObject, Sendable {
+    /// The storage's short name in reports: `dictionary`, `nscache`, `lru`.
+    var name: String { get }
+
+    /// The user's presence, or whether the storage lost them or never had them.
+    func lookup(_ key: BareJID) -> StoredPresence
+
+    /// Stores `value` for `key`, replacing any previous value.
+    func set(_ value: UserPresence, for key: BareJID)
+
+    /// Removes the user (not counted as a loss) and returns what was stored.
+    @discardableResult
+    func remove(_ key: BareJID) -> UserPresence?
+
+    /// Removes every user (not counted as losses).
+    func removeAll()
+
+    /// How many users the storage holds.
+    var count: Int { get }
+
+    /// Atomically reads, changes and writes one user's value: two feeders updating the same user never lose
+    /// each other's change, as a get followed by a set would. `body` gets nil for an absent user; setting the
+    /// value to nil removes the user.
+    func update<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> R
+
+    /// Reacts to memory pressure as this kind of storage does, and says what it cost.
+    @discardableResult
+    func handle(_ pressure: MemoryPressure) -> PressureResponse
+
+    var statistics: StorageStatistics { get }
+
+    /// Every key the storage holds, in no particular order.
+    var keys: [BareJID] { get }
+
+    /// Installs the function told about every removal and its cause. It is never called while the storage
+    /// holds a lock, so it may call back into the storage.
+    func setRemovalObserver(_ observer: (@Sendable (RemovalEvent) -> Void)?)
+}
+
+extension MemoryStorage {
+    /// The user's presence if the storage holds it.
+    public func get(_ key: BareJID) -> UserPresence? { lookup(key).presence }
+
+    /// Applies one presence update to the user's stored value, atomically.
+    public func apply(_ update: PresenceUpdate, receivedAt: PresenceTime) {
+        self.update(update.from.bare) { value in
+            if value == nil { value = UserPresence() }
+            value!.apply(update, receivedAt: receivedAt)
+        }
+    }
+}
