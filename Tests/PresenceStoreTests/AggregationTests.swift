@@ -1,19 +1,6 @@
 import Testing
 import PresenceStore
 
-private func time(_ seconds: Int64) -> PresenceTime { PresenceTime(secondsSinceEpoch: 1_795_000_000 + seconds) }
-
-private func available(_ jid: String, priority: Int8 = 0, show: PresenceShow? = nil, status: String? = nil,
-                       attendance: CommuteStatus? = nil, delayedAt: PresenceTime? = nil) -> PresenceUpdate {
-    PresenceUpdate(from: try! JID(jid), availability: .available,
-                   details: PresenceDetails(show: show, status: status, priority: priority, attendance: attendance),
-                   delayedAt: delayedAt)
-}
-
-private func unavailable(_ jid: String, status: String? = nil, attendance: CommuteStatus? = nil) -> PresenceUpdate {
-    PresenceUpdate(from: try! JID(jid), availability: .unavailable, details: PresenceDetails(status: status, attendance: attendance))
-}
-
 @Suite("A user's status aggregates their resources (RFC 6121)")
 struct AggregationTests {
     @Test func theHighestPriorityAvailableResourceRepresentsTheUser() {

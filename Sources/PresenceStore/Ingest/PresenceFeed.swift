@@ -8,15 +8,17 @@ import XMPPStream
 /// applied, and ``statistics`` still counts them.
 public struct PresenceFeed: ~Copyable {
     private let parser: XMPPStreamParser
-    private let decoder = PresenceDecoder()
+    private let decoder: PresenceDecoder
     public private(set) var statistics = IngestStatistics()
     /// The error that ended the stream, if any.
     public var error: XMPPStreamError? { parser.error }
     /// The stream header, once read.
     public var header: StreamHeader? { parser.header }
 
-    public init(configuration: XMPPStreamParser.Configuration = XMPPStreamParser.Configuration()) {
+    public init(configuration: XMPPStreamParser.Configuration = XMPPStreamParser.Configuration(),
+                decoder: PresenceDecoder = PresenceDecoder()) {
         parser = XMPPStreamParser(configuration: configuration)
+        self.decoder = decoder
     }
 
     /// Parses the next chunk, calling `apply` for each presence update it completes, in stream order.

@@ -82,14 +82,21 @@ public final class DictionaryMemoryStorage: MemoryStorage, @unchecked Sendable {
     }
 
     public func removeAll() {
+        let observing = sharedLock.withLock { self.observer != nil }
         var removedKeys: [BareJID] = []
+        var removed = 0
         for stripe in stripes {
             stripe.lock.withLock {
-                if observer != nil { stripe.table.forEachKey { removedKeys.append($0) } }
+                removed += stripe.table.count
+                if observing { stripe.table.forEachKey { removedKeys.append($0) } }
                 stripe.table.removeAll()
             }
         }
-        for key in removedKeys { recordRemoval(key, .explicit) }
+        let observer = sharedLock.withLock {
+            removals[.explicit, default: 0] += removed
+            return self.observer
+        }
+        if let observer { for key in removedKeys { observer(RemovalEvent(key: key, cause: .explicit)) } }
     }
 
     public var count: Int {
