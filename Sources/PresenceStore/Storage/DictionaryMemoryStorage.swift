@@ -53,14 +53,14 @@ public final class DictionaryMemoryStorage: MemoryStorage, @unchecked Sendable {
 
     public func lookup(_ key: BareJID) -> StoredPresence {
         withStripe(key) { table, bytes, hash in
-            table.find(bytes, hash: hash).map { .present(table.value(at: $0)) } ?? .unknown
+            table.find(bytes, hash: hash).map { .present(table.value(of: $0)) } ?? .unknown
         }
     }
 
     public func set(_ value: UserPresence, for key: BareJID) {
         let replaced = withStripe(key) { table, bytes, hash in
             if let record = table.find(bytes, hash: hash) {
-                table.replace(at: record, with: value)
+                table.replace(record, hash: hash, with: value)
                 return true
             }
             table.insert(bytes, hash: hash, value: value)
@@ -73,8 +73,8 @@ public final class DictionaryMemoryStorage: MemoryStorage, @unchecked Sendable {
     public func remove(_ key: BareJID) -> UserPresence? {
         let removed: UserPresence? = withStripe(key) { table, bytes, hash in
             guard let record = table.find(bytes, hash: hash) else { return nil }
-            let value = table.value(at: record)
-            table.remove(at: record)
+            let value = table.value(of: record)
+            table.remove(record, hash: hash)
             return value
         }
         if removed != nil { recordRemoval(key, .explicit) }
@@ -106,11 +106,11 @@ public final class DictionaryMemoryStorage: MemoryStorage, @unchecked Sendable {
     public func update<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> R {
         withStripe(key) { table, bytes, hash in
             let record = table.find(bytes, hash: hash)
-            var value = record.map { table.value(at: $0) }
+            var value = record.map { table.value(of: $0) }
             let result = body(&value)
             switch (record, value) {
-            case (let record?, let value?): table.replace(at: record, with: value)
-            case (let record?, nil): table.remove(at: record)
+            case (let record?, let value?): table.replace(record, hash: hash, with: value)
+            case (let record?, nil): table.remove(record, hash: hash)
             case (nil, let value?): table.insert(bytes, hash: hash, value: value)
             case (nil, nil): break
             }

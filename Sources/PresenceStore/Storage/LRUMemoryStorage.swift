@@ -9,14 +9,14 @@ import Darwin
 /// A transparent evicting cache: least recently used first, with exact limits and a reason for every eviction.
 ///
 /// The kind of cache Nuke, YYMemoryCache and Kingfisher built because NSCache is not LRU. Get, set and update
-/// are O(1): users live in a ``CompactPresenceTable`` and the recency list is a pair of index arrays beside it,
-/// with no object allocated per node. Limits are exact after every operation: at most `countLimit` users and
-/// `costLimit` estimated bytes. An optional time to live expires a user that long after it was last written.
-/// A memory warning trims the cache to `warningRetainFraction` of its users, a critical level clears it.
-/// The removal observer is called after the lock is released.
+/// are O(1): users live in a ``CompactPresenceTable`` whose records carry the recency links, expiry deadline and
+/// cost in their header, so no object is allocated per node. Limits are exact after every operation: at most
+/// `countLimit` users and `costLimit` estimated bytes. An optional time to live expires a user that long after
+/// it was last written. A memory warning trims the cache to `warningRetainFraction` of its users, a critical
+/// level clears it. The removal observer is called after the lock is released.
 public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
-    // @unchecked: every mutable property (table, links, costs, deadlines, totals, ledger, counters, observer)
-    // is read and written only while holding `lock`; the limits and the clock are immutable.
+    // @unchecked: every mutable property (the table and the links in its records, head, tail, totals, ledger,
+    // counters, observer) is read and written only while holding `lock`; limits and the clock are immutable.
 
     public let name = "lru"
     public let countLimit: Int?
@@ -28,14 +28,19 @@ public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
 
     public static let defaultWarningRetainFraction = 0.5
 
+    /// Record header: previous (more recent) record · next (less recent) record · deadline (ms) · cost.
+    private typealias Record = CompactPresenceTable.Record
+    private static let previousOffset = 0
+    private static let nextOffset = 8
+    private static let deadlineOffset = 16
+    private static let costOffset = 24
+    private static let headerSize = 32
+
     private let lock = PthreadMutex()
-    private let table = CompactPresenceTable()
-    private var previous: [Int32] = []
-    private var next: [Int32] = []
-    private var costs: [Int32] = []
-    private var deadlines: [Int64] = []
-    private var head: Int32 = -1
-    private var tail: Int32 = -1
+    private let table = CompactPresenceTable(headerSize: LRUMemoryStorage.headerSize)
+    /// Most and least recently used records.
+    private var head: UnsafeMutableRawPointer?
+    private var tail: UnsafeMutableRawPointer?
     private var totalCost = 0
     private var ledger = LossLedger()
     private var pressureEvents: [MemoryPressure: Int] = [:]
@@ -52,7 +57,6 @@ public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
         self.timeToLive = timeToLive
         self.warningRetainFraction = min(max(warningRetainFraction, 0), 1)
         self.now = now ?? LRUMemoryStorage.monotonicMilliseconds
-        table.onMove = { [unowned self] from, to in self.moveMetadata(from: from, to: to) }
     }
 
     @Sendable static func monotonicMilliseconds() -> Int64 {
@@ -69,8 +73,8 @@ public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
             guard let record = liveRecord(bytes, hash, &events) else {
                 return (ledger.cause(of: key).map { .lost($0) } ?? .unknown, events)
             }
-            moveToFront(record)
-            return (.present(table.value(at: record)), events)
+            moveToFront(record.pointer)
+            return (.present(table.value(of: record)), events)
         }
         notify(events)
         return result
@@ -91,7 +95,7 @@ public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
     public func removeAll() {
         let events: [RemovalEvent] = lock.withLock {
             var events: [RemovalEvent] = []
-            while tail >= 0 { evict(Int(tail), .explicit, &events) }
+            while let tail { evict(Record(pointer: tail), .explicit, &events) }
             ledger.forgetAll()
             return events
         }
@@ -112,47 +116,6 @@ public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
         write(key, replacing: false, body)
     }
 
-    /// Reads, changes and writes one user; `replacing` counts an overwrite as a `replaced` removal (a `set`).
-    private func write<R>(_ key: BareJID, replacing: Bool, _ body: (inout UserPresence?) -> R) -> R {
-        let (result, events): (R, [RemovalEvent]) = withKey(key) { bytes, hash in
-            var events: [RemovalEvent] = []
-            let record = liveRecord(bytes, hash, &events)
-            var value = record.map { table.value(at: $0) }
-            let result = body(&value)
-            switch (record, value) {
-            case (let record?, let value?):
-                let cost = EntryCost.estimate(key, value)
-                table.replace(at: record, with: value)
-                totalCost += cost - Int(costs[record])
-                costs[record] = Int32(clamping: cost)
-                deadlines[record] = deadline()
-                moveToFront(record)
-                if replacing {
-                    ledger.record(key, .replaced)
-                    if observer != nil { events.append(RemovalEvent(key: key, cause: .replaced)) }
-                }
-            case (let record?, nil):
-                evict(record, .explicit, &events)
-            case (nil, let value?):
-                let cost = EntryCost.estimate(key, value)
-                let record = table.insert(bytes, hash: hash, value: value)
-                previous.append(-1)
-                next.append(-1)
-                costs.append(Int32(clamping: cost))
-                deadlines.append(deadline())
-                totalCost += cost
-                linkAtFront(record)
-                ledger.stored(key)
-            case (nil, nil):
-                break
-            }
-            enforceLimits(&events)
-            return (result, events)
-        }
-        notify(events)
-        return result
-    }
-
     @discardableResult
     public func handle(_ pressure: MemoryPressure) -> PressureResponse {
         let (response, events): (PressureResponse, [RemovalEvent]) = lock.withLock {
@@ -167,13 +130,10 @@ public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
             case .warning: keep = Int(Double(entriesBefore) * warningRetainFraction)
             case .critical: keep = 0
             }
-            var evicted = 0
-            while table.count > keep {
-                evict(Int(tail), .pressure, &events)
-                evicted += 1
-            }
-            return (PressureResponse(level: pressure, evicted: evicted, entriesBefore: entriesBefore, entriesAfter: table.count,
-                                     bytesBefore: bytesBefore, bytesAfter: totalCost, overBudget: false), events)
+            while table.count > keep, let tail { evict(Record(pointer: tail), .pressure, &events) }
+            return (PressureResponse(level: pressure, evicted: entriesBefore - table.count, entriesBefore: entriesBefore,
+                                     entriesAfter: table.count, bytesBefore: bytesBefore, bytesAfter: totalCost,
+                                     overBudget: false), events)
         }
         notify(events)
         return response
@@ -204,6 +164,44 @@ public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
 
     // MARK: Internals (called with `lock` held)
 
+    /// Reads, changes and writes one user; `replacing` counts an overwrite as a `replaced` removal (a `set`).
+    private func write<R>(_ key: BareJID, replacing: Bool, _ body: (inout UserPresence?) -> R) -> R {
+        let (result, events): (R, [RemovalEvent]) = withKey(key) { bytes, hash in
+            var events: [RemovalEvent] = []
+            let record = liveRecord(bytes, hash, &events)
+            var value = record.map { table.value(of: $0) }
+            let result = body(&value)
+            switch (record, value) {
+            case (let record?, let value?):
+                let cost = EntryCost.estimate(key, value)
+                unlink(record.pointer)
+                let moved = table.replace(record, hash: hash, with: value)
+                totalCost += cost - LRUMemoryStorage.cost(moved.pointer)
+                setMetadata(moved.pointer, cost: cost)
+                linkAtFront(moved.pointer)
+                if replacing {
+                    ledger.record(key, .replaced)
+                    if observer != nil { events.append(RemovalEvent(key: key, cause: .replaced)) }
+                }
+            case (let record?, nil):
+                evict(record, .explicit, &events)
+            case (nil, let value?):
+                let cost = EntryCost.estimate(key, value)
+                let inserted = table.insert(bytes, hash: hash, value: value)
+                setMetadata(inserted.pointer, cost: cost)
+                totalCost += cost
+                linkAtFront(inserted.pointer)
+                ledger.stored(key)
+            case (nil, nil):
+                break
+            }
+            enforceLimits(&events)
+            return (result, events)
+        }
+        notify(events)
+        return result
+    }
+
     private func withKey<R>(_ key: BareJID, _ body: (UnsafeRawBufferPointer, UInt64) -> R) -> R {
         var raw = key.rawValue
         return raw.withUTF8 { utf8 in
@@ -214,88 +212,88 @@ public final class LRUMemoryStorage: MemoryStorage, @unchecked Sendable {
     }
 
     /// The record of a key that has not expired; an expired one is evicted on the way.
-    private func liveRecord(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ events: inout [RemovalEvent]) -> Int? {
+    private func liveRecord(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ events: inout [RemovalEvent]) -> Record? {
         guard let record = table.find(bytes, hash: hash) else { return nil }
-        if timeToLive != nil && deadlines[record] <= now() {
+        if timeToLive != nil && LRUMemoryStorage.deadline(record.pointer) <= now() {
             evict(record, .expired, &events)
             return nil
         }
         return record
     }
 
-    private func deadline() -> Int64 {
-        guard let timeToLive else { return .max }
-        let (seconds, attoseconds) = timeToLive.components
-        return now() &+ seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    private func setMetadata(_ pointer: UnsafeMutableRawPointer, cost: Int) {
+        var deadline = Int64.max
+        if let timeToLive {
+            let (seconds, attoseconds) = timeToLive.components
+            deadline = now() &+ seconds &* 1000 &+ attoseconds / 1_000_000_000_000_000
+        }
+        pointer.storeBytes(of: deadline, toByteOffset: LRUMemoryStorage.deadlineOffset, as: Int64.self)
+        pointer.storeBytes(of: Int32(clamping: cost), toByteOffset: LRUMemoryStorage.costOffset, as: Int32.self)
+    }
+
+    private static func deadline(_ pointer: UnsafeMutableRawPointer) -> Int64 {
+        pointer.load(fromByteOffset: deadlineOffset, as: Int64.self)
+    }
+
+    private static func cost(_ pointer: UnsafeMutableRawPointer) -> Int {
+        Int(pointer.load(fromByteOffset: costOffset, as: Int32.self))
     }
 
     private func enforceLimits(_ events: inout [RemovalEvent]) {
         if let countLimit {
-            while table.count > countLimit { evict(Int(tail), .countLimit, &events) }
+            while table.count > countLimit, let tail { evict(Record(pointer: tail), .countLimit, &events) }
         }
         if let costLimit {
-            while totalCost > costLimit && tail >= 0 { evict(Int(tail), .costLimit, &events) }
+            while totalCost > costLimit, let tail { evict(Record(pointer: tail), .costLimit, &events) }
         }
     }
 
     private func purgeExpired(_ events: inout [RemovalEvent]) {
         guard timeToLive != nil else { return }
         let current = now()
-        var record = table.count - 1
-        while record >= 0 {
-            if deadlines[record] <= current { evict(record, .expired, &events) }
-            record = min(record - 1, table.count - 1)
-        }
+        var expired: [Record] = []
+        table.forEachRecord { if LRUMemoryStorage.deadline($0.pointer) <= current { expired.append($0) } }
+        for record in expired { evict(record, .expired, &events) }
     }
 
-    private func evict(_ record: Int, _ cause: EvictionCause, _ events: inout [RemovalEvent]) {
-        let key = table.key(at: record)
-        unlink(record)
-        totalCost -= Int(costs[record])
-        table.remove(at: record)  // moves the last record's metadata into `record` through `onMove`
-        previous.removeLast()
-        next.removeLast()
-        costs.removeLast()
-        deadlines.removeLast()
+    private func evict(_ record: Record, _ cause: EvictionCause, _ events: inout [RemovalEvent]) {
+        let key = table.key(of: record)
+        unlink(record.pointer)
+        totalCost -= LRUMemoryStorage.cost(record.pointer)
+        table.remove(record, hash: table.hash(of: record))
         ledger.record(key, cause)
         if observer != nil { events.append(RemovalEvent(key: key, cause: cause)) }
     }
 
-    private func linkAtFront(_ record: Int) {
-        let index = Int32(record)
-        previous[record] = -1
-        next[record] = head
-        if head >= 0 { previous[Int(head)] = index }
-        head = index
-        if tail < 0 { tail = index }
+    private func link(_ pointer: UnsafeMutableRawPointer, _ offset: Int) -> UnsafeMutableRawPointer? {
+        UnsafeMutableRawPointer(bitPattern: pointer.load(fromByteOffset: offset, as: UInt.self))
     }
 
-    private func unlink(_ record: Int) {
-        let before = previous[record]
-        let after = next[record]
-        if before >= 0 { next[Int(before)] = after } else { head = after }
-        if after >= 0 { previous[Int(after)] = before } else { tail = before }
-        previous[record] = -1
-        next[record] = -1
+    private func setLink(_ pointer: UnsafeMutableRawPointer, _ offset: Int, _ target: UnsafeMutableRawPointer?) {
+        pointer.storeBytes(of: UInt(bitPattern: target), toByteOffset: offset, as: UInt.self)
     }
 
-    private func moveToFront(_ record: Int) {
-        guard head != Int32(record) else { return }
-        unlink(record)
-        linkAtFront(record)
+    private func linkAtFront(_ pointer: UnsafeMutableRawPointer) {
+        setLink(pointer, LRUMemoryStorage.previousOffset, nil)
+        setLink(pointer, LRUMemoryStorage.nextOffset, head)
+        if let head { setLink(head, LRUMemoryStorage.previousOffset, pointer) }
+        head = pointer
+        if tail == nil { tail = pointer }
     }
 
-    /// The table moved record `from` (its last) into index `to`: carry its links and metadata along.
-    private func moveMetadata(from: Int, to: Int) {
-        let before = previous[from]
-        let after = next[from]
-        previous[to] = before
-        next[to] = after
-        costs[to] = costs[from]
-        deadlines[to] = deadlines[from]
-        let index = Int32(to)
-        if before >= 0 { next[Int(before)] = index } else { head = index }
-        if after >= 0 { previous[Int(after)] = index } else { tail = index }
+    private func unlink(_ pointer: UnsafeMutableRawPointer) {
+        let before = link(pointer, LRUMemoryStorage.previousOffset)
+        let after = link(pointer, LRUMemoryStorage.nextOffset)
+        if let before { setLink(before, LRUMemoryStorage.nextOffset, after) } else { head = after }
+        if let after { setLink(after, LRUMemoryStorage.previousOffset, before) } else { tail = before }
+        setLink(pointer, LRUMemoryStorage.previousOffset, nil)
+        setLink(pointer, LRUMemoryStorage.nextOffset, nil)
+    }
+
+    private func moveToFront(_ pointer: UnsafeMutableRawPointer) {
+        guard head != pointer else { return }
+        unlink(pointer)
+        linkAtFront(pointer)
     }
 
     private func notify(_ events: [RemovalEvent]) {

@@ -1,0 +1,99 @@
+import Testing
+@testable import PresenceStore
+import PresenceWorkload
+
+@Suite("The compact table behaves like a dictionary")
+struct CompactTableTests {
+    @Test func randomInsertsReplacesAndRemovesMatchADictionaryModel() {
+        let table = CompactPresenceTable()
+        var model: [BareJID: UserPresence] = [:]
+        var random = SplitMix64(seed: 11)
+        let keys = (0 ..< 600).map { jid("user\($0)@dept\($0 % 7).example.com") }
+        for step in 0 ..< 20_000 {
+            let key = keys[random.below(keys.count)]
+            var raw = key.rawValue
+            raw.withUTF8 { utf8 in
+                let bytes = UnsafeRawBufferPointer(utf8)
+                let hash = CompactPresenceTable.hash(bytes)
+                let record = table.find(bytes, hash: hash)
+                #expect((record != nil) == (model[key] != nil))
+                switch random.below(3) {
+                case 0:
+                    if let record {
+                        table.remove(record, hash: hash)
+                        model[key] = nil
+                    }
+                default:
+                    var value = model[key] ?? UserPresence()
+                    value.apply(available("\(key.rawValue)/r\(random.below(4))", priority: Int8(random.below(20)),
+                                          status: random.chance(0.5) ? "status \(step)" : nil), receivedAt: time(Int64(step)))
+                    if let record { table.replace(record, hash: hash, with: value) } else { table.insert(bytes, hash: hash, value: value) }
+                    model[key] = value
+                }
+            }
+        }
+        #expect(table.count == model.count)
+        for (key, value) in model {
+            var raw = key.rawValue
+            let stored = raw.withUTF8 { utf8 -> UserPresence? in
+                let bytes = UnsafeRawBufferPointer(utf8)
+                return table.find(bytes, hash: CompactPresenceTable.hash(bytes)).map { table.value(of: $0) }
+            }
+            #expect(stored == value)
+        }
+        var seen = Set<BareJID>()
+        table.forEachKey { seen.insert($0) }
+        #expect(seen == Set(model.keys))
+    }
+
+    @Test func aCompactUserCostsFarLessThanADictionaryEntry() {
+        let table = CompactPresenceTable()
+        let value = user(available("alice.smith12345@engineering.example.com/desk", priority: 10, status: "In a meeting"),
+                         available("alice.smith12345@engineering.example.com/phone", show: .away))
+        for index in 0 ..< 10_000 {
+            var raw = "alice.smith\(index)@engineering.example.com"
+            raw.withUTF8 { utf8 in
+                let bytes = UnsafeRawBufferPointer(utf8)
+                table.insert(bytes, hash: CompactPresenceTable.hash(bytes), value: value)
+            }
+        }
+        // Key (~37 bytes) + two resources with a status, plus table overhead: well under 150 bytes a user.
+        #expect(table.estimatedBytes / 10_000 < 150)
+    }
+}
+
+@Suite("Pressure sources")
+struct PressureSourceTests {
+    @Test func scriptedPressureFiresAtItsPoints() {
+        let every = ScriptedPressure(.every(updates: 100, level: .warning))
+        #expect(every.check(appliedUpdates: 0) == nil)
+        #expect(every.check(appliedUpdates: 99) == nil)
+        #expect(every.check(appliedUpdates: 100) == .warning)
+        #expect(every.check(appliedUpdates: 300) == .warning)
+        let points = ScriptedPressure(.at([5: .critical, 9: .warning]))
+        #expect((0 ..< 12).compactMap { points.check(appliedUpdates: $0) } == [.critical, .warning])
+    }
+
+    @Test func theResidentBudgetMapsResidentMemoryToLevels() throws {
+        let budget = ResidentMemoryBudget(budgetBytes: 1000, warningFraction: 0.8)
+        #expect(budget.level(forResidentBytes: 700) == nil)
+        #expect(budget.level(forResidentBytes: 800) == .warning)
+        #expect(budget.level(forResidentBytes: 1000) == .critical)
+        let resident = try #require(ResidentMemoryBudget.residentBytes())
+        #expect(resident > 1 << 20)
+        #expect(try #require(ResidentMemoryBudget.peakResidentBytes()) >= resident / 2)
+        // A budget far below what the test process uses is critical on the first check.
+        #expect(ResidentMemoryBudget(budgetBytes: 1 << 20, checkEvery: 1).check(appliedUpdates: 1) == .critical)
+    }
+
+    @Test func kernelPressureIsDetectedOrExplainedAndQuietWithoutPressure() {
+        let (monitor, detection) = KernelMemoryPressure.start()
+        if let monitor {
+            #expect(!detection.sources.isEmpty)
+            #expect(monitor.check(appliedUpdates: 1) == nil, "no memory pressure while the tests run")
+            monitor.stop()
+        } else {
+            #expect(!detection.unavailable.isEmpty, "a machine without PSI or cgroup v2 says why")
+        }
+    }
+}
