@@ -8,6 +8,10 @@ let package = Package(
         .library(name: "XMPPStream", targets: ["XMPPStream"]),
         .library(name: "PresenceStore", targets: ["PresenceStore"]),
         .library(name: "PresenceWorkload", targets: ["PresenceWorkload"]),
+        .executable(name: "presence", targets: ["presence"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // libexpat from the system, found through pkg-config (`expat`). Never vendored.
@@ -22,7 +26,15 @@ let package = Package(
         .target(name: "PresenceStore", dependencies: ["XMPPStream"]),
         // Deterministic, realistic presence streams for samples, tests and benchmarks.
         .target(name: "PresenceWorkload", dependencies: ["PresenceStore"]),
+        // The command-line tool: replay, compare, query, generate.
+        .executableTarget(
+            name: "presence",
+            dependencies: [
+                "PresenceStore", "PresenceWorkload", "XMPPStream",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
+        .testTarget(name: "PresenceCLITests", dependencies: ["presence"]),
         .testTarget(name: "PresenceStoreTests", dependencies: ["PresenceStore", "PresenceWorkload"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,21 @@
+import ArgumentParser
+
+/// `presence`: replay, compare and query presence streams against the storages, and generate streams.
+@main
+struct PresenceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "presence",
+        abstract: "Feed XMPP presence streams into a storage under memory pressure and see exactly what it lost.",
+        discussion: """
+            Exit codes: 0 success (losses are a finding, not a failure); 65 the stream was malformed or hit a \
+            limit (the report is still printed, with every update before the error kept); 64 usage error; \
+            66 an input that cannot be opened.
+            """,
+        subcommands: [ReplayCommand.self, CompareCommand.self, QueryCommand.self, GenerateCommand.self])
+}
+
+/// Exit codes from sysexits.h, as the README documents them.
+enum ExitStatus {
+    static let malformedInput = ExitCode(65)
+    static let cannotOpenInput = ExitCode(66)
+}
