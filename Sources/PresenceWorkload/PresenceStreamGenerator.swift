@@ -15,14 +15,18 @@ public struct PresenceStreamGenerator: Sendable {
         public var seed: UInt64
         /// When the generated day starts.
         public var start: PresenceTime
+        /// The mean time between two stanzas, in milliseconds (delay stamps and `since` times follow it).
+        public var meanIntervalMilliseconds: Int
 
         public init(users: Int, updates: Int, maxResources: Int = 3, seed: UInt64 = 1,
-                    start: PresenceTime = PresenceTime(xmppTimestamp: "2026-11-23T07:30:00Z")!) {
+                    start: PresenceTime = PresenceTime(xmppTimestamp: "2026-11-23T07:30:00Z")!,
+                    meanIntervalMilliseconds: Int = 200) {
             self.users = max(users, 1)
             self.updates = max(updates, 0)
             self.maxResources = max(maxResources, 1)
             self.seed = seed
             self.start = start
+            self.meanIntervalMilliseconds = max(meanIntervalMilliseconds, 1)
         }
     }
 
@@ -56,7 +60,7 @@ public struct PresenceStreamGenerator: Sendable {
     /// Appends the next stanza (and a newline) to `output`; false once `updates` presence updates were written.
     public mutating func next(into output: inout [UInt8]) -> Bool {
         guard emitted < parameters.updates else { return false }
-        clock.millisecondsSinceEpoch += Int64(1 + random.below(400))
+        clock.millisecondsSinceEpoch += Int64(1 + random.below(2 * parameters.meanIntervalMilliseconds))
         let roll = random.unit()
         if roll < 0.02 {
             appendSubscriptionNoise(into: &output)
