@@ -141,6 +141,29 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // NSCache's cost-sorted insert: with a cost limit, a set whose cost is higher than most walks the list.
+    for users in [1_000, 10_000, 100_000] {
+        Benchmark("nscache with cost limit, set into \(users) users, 1 thread", configuration: .init(maxIterations: 3)) { benchmark in
+            let storage = NSCacheMemoryStorage(costLimit: Int.max / 2)
+            for index in 0 ..< users { storage.set(fixture.value, for: fixture.keys[index]) }
+            // Values of rising size (longer statuses): each costs more than the ones already stored.
+            var value = fixture.value
+            let sets = 2_000
+            benchmark.startMeasurement()
+            let began = ContinuousClock.now
+            for index in 0 ..< sets {
+                value.apply(PresenceUpdate(from: fixture.updates[index].from, availability: .available,
+                                           details: PresenceDetails(status: String(repeating: "x", count: 20 + index % 200))),
+                            receivedAt: time)
+                storage.set(value, for: fixture.keys[(users + index) % userCount])
+            }
+            let elapsed = began.duration(to: .now)
+            benchmark.stopMeasurement()
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            benchmark.measurement(Metrics.operationsPerSecond, Int(Double(sets) / seconds))
+        }
+    }
+
     Benchmark("memory: dictionary bytes per user, 1M users", configuration: .init(
         metrics: [Metrics.bytesPerUser, .peakMemoryResident], warmupIterations: 0, maxIterations: 1)) { benchmark in
         // The same data `presence generate` writes: 1M people, their devices, statuses, shows and attendance.
