@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// `presence`: replay, compare and query presence streams against the storages, and generate streams.
 @main
-struct PresenceCommand: ParsableCommand {
+struct PresenceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "presence",
         abstract: "Feed XMPP presence streams into a storage under memory pressure and see exactly what it lost.",
@@ -11,7 +11,7 @@ struct PresenceCommand: ParsableCommand {
             limit (the report is still printed, with every update before the error kept); 64 usage error; \
             66 an input that cannot be opened.
             """,
-        subcommands: [ReplayCommand.self, CompareCommand.self, QueryCommand.self, GenerateCommand.self])
+        subcommands: [ReplayCommand.self, CompareCommand.self, QueryCommand.self, GenerateCommand.self, ServeCommand.self, StatsCommand.self])
 }
 
 /// Exit codes from sysexits.h, as the README documents them.

@@ -171,7 +171,7 @@ public final class KernelMemoryPressure: MemoryPressureSource, @unchecked Sendab
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 512)
         while fgets(&buffer, Int32(buffer.count), file) != nil {
-            let line = String(cString: buffer).trimmingNewline()
+            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).trimmingNewline()
             guard line.hasPrefix("0::") else { continue }
             for mount in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
                 let directory = mount + String(line.dropFirst(3))
@@ -202,7 +202,7 @@ public final class KernelMemoryPressure: MemoryPressureSource, @unchecked Sendab
         var events: [String: Int] = [:]
         var buffer = [CChar](repeating: 0, count: 128)
         while fgets(&buffer, Int32(buffer.count), file) != nil {
-            let parts = String(cString: buffer).trimmingNewline().split(separator: " ")
+            let parts = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).trimmingNewline().split(separator: " ")
             if parts.count == 2, let value = Int(parts[1]) { events[String(parts[0])] = value }
         }
         return events

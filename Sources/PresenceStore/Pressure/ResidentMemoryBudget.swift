@@ -49,7 +49,7 @@ public struct ResidentMemoryBudget: MemoryPressureSource {
     private static func fscanf_statm(_ file: UnsafeMutablePointer<FILE>, _ size: inout Int, _ resident: inout Int) -> Bool {
         var buffer = [CChar](repeating: 0, count: 128)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { return false }
-        let fields = String(cString: buffer).split(separator: " ")
+        let fields = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
         guard fields.count >= 2, let first = Int(fields[0]), let second = Int(fields[1]) else { return false }
         size = first
         resident = second
@@ -62,7 +62,7 @@ public struct ResidentMemoryBudget: MemoryPressureSource {
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 256)
         while fgets(&buffer, Int32(buffer.count), file) != nil {
-            let line = String(cString: buffer)
+            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard line.hasPrefix("VmHWM:") else { continue }
             let digits = line.dropFirst(6).filter(\.isNumber)
             return Int(digits).map { $0 * 1024 }

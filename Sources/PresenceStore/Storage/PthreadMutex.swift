@@ -11,12 +11,12 @@ import Darwin
 /// Chosen by measurement on this toolchain (see the README's lock table): `Synchronization.Mutex` uses a
 /// priority-inheritance futex that collapses under contention (swiftlang/swift#88440), while a plain pthread
 /// mutex holds up. The mutex lives in its own allocation so its address never moves.
-final class PthreadMutex: @unchecked Sendable {
+public final class PthreadMutex: @unchecked Sendable {
     // @unchecked: the only stored property is a pointer to a pthread mutex, which exists to be shared across
     // threads; it is initialised in init, destroyed in deinit, and only touched through pthread calls.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -28,7 +28,7 @@ final class PthreadMutex: @unchecked Sendable {
     }
 
     @inline(__always)
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

@@ -9,7 +9,10 @@ struct QueryCommand: ParsableCommand {
         abstract: "Replay a stream into a storage, then show each JID's status: available, offline, unknown or lost.")
 
     @Option(name: .customLong("input"), help: "The stream to read: a file, or - for standard input.")
-    var input: String
+    var input: String?
+
+    @Option(name: .customLong("server"), help: "Ask a running service instead, e.g. http://127.0.0.1:8080.")
+    var server: ServerAddress?
 
     @Option(name: .customLong("storage"), help: "dictionary, nscache or lru.")
     var storage: StorageChoice = .dictionary
@@ -25,6 +28,7 @@ struct QueryCommand: ParsableCommand {
     var jids: [String]
 
     func validate() throws {
+        guard (input == nil) != (server == nil) else { throw ValidationError("give either --input or --server") }
         guard !jids.isEmpty else { throw ValidationError("give at least one JID") }
         for jid in jids {
             do { _ = try JID(jid) } catch { throw ValidationError("'\(jid)' is not a valid JID: \(error)") }
@@ -32,7 +36,8 @@ struct QueryCommand: ParsableCommand {
     }
 
     func run() throws {
-        let source = InputSource(path: input)
+        if let server { return try ask(server) }
+        let source = InputSource(path: input ?? "-")
         let outcome: ReplayOutcome
         do {
             try source.checkReadable()
@@ -42,15 +47,26 @@ struct QueryCommand: ParsableCommand {
             FileHandle.standardError.write(Data("presence: \(error)\n".utf8))
             throw ExitStatus.cannotOpenInput
         }
-        let results = jids.map { text -> QueryReport.Result in
+        let results = jids.map { text -> PresenceQueryResult in
             let key = (try! JID(text)).bare
-            return QueryReport.Result(jid: key, stored: outcome.storage.lookup(key))
+            return PresenceQueryResult(jid: key, stored: outcome.storage.lookup(key))
         }
-        let report = QueryReport(results: results, error: Nullable(outcome.error.map(ReplayReport.StreamError.init)))
+        let report = QueryReport(results: results, error: outcome.error.map(ReplayReport.StreamError.init))
         switch format {
         case .json: JSONOutput.print(report)
         case .text: print(report.renderText())
         }
         if outcome.error != nil { throw ExitStatus.malformedInput }
+    }
+
+    /// Client mode: the same answers from a running service's `GET /v1/presence`.
+    private func ask(_ server: ServerAddress) throws {
+        let query = jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }.joined(separator: "&")
+        let response = try server.get("/v1/presence?" + query)
+        let results = try JSONDecoder().decode(QueryReport.self, from: Data(response.body))
+        switch format {
+        case .json: JSONOutput.print(results)
+        case .text: print(results.renderText())
+        }
     }
 }

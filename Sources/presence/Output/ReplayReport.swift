@@ -10,7 +10,7 @@ struct ReplayReport: Encodable {
         let byReason: [String: Int]
     }
 
-    struct StreamError: Encodable {
+    struct StreamError: Codable {
         let condition: String
         let message: String
         let line: Int

@@ -1,0 +1,134 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import PresenceStore
+import ServiceLifecycle
+import XMPPStream
+
+/// Accepts feeder connections over TCP; each connection is one stanza stream (a header is optional), parsed
+/// incrementally and applied to the storage stanza by stanza while the connection stays open.
+///
+/// A feeder that sends malformed XML, restricted XML or an oversized stanza gets a `<stream:error>` with the
+/// condition and is closed; other feeders and everything already applied are untouched. Reading pauses while a
+/// chunk's updates are applied (NIO's async channel back-pressure), so a fast feeder cannot make the service
+/// buffer without bound. On graceful shutdown it stops accepting and lets open streams finish what they sent.
+public struct FeedServer: Service {
+    let configuration: ServiceConfiguration
+    let storage: any MemoryStorage
+    let statistics: ServiceStatistics
+    let logger: Logger
+    let onBound: @Sendable (Int) async -> Void
+
+    public init(configuration: ServiceConfiguration, storage: any MemoryStorage, statistics: ServiceStatistics,
+                logger: Logger, onBound: @escaping @Sendable (Int) async -> Void = { _ in }) {
+        self.configuration = configuration
+        self.storage = storage
+        self.statistics = statistics
+        self.logger = logger
+        self.onBound = onBound
+    }
+
+    public func run() async throws {
+        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+                                          + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.backlog, value: 256)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .bind(host: configuration.feedHost, port: configuration.feedPort) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(IdleStateHandler(readTimeout: idle), CloseOnIdleHandler())
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        let port = server.channel.localAddress?.port ?? configuration.feedPort
+        logger.info("feed listening", metadata: ["host": "\(configuration.feedHost)", "port": "\(port)"])
+        await onBound(port)
+        let active = NIOLockedValueBox(0)
+        let maxConnections = configuration.maxConnections
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        let admitted = active.withLockedValue { count -> Bool in
+                            guard count < maxConnections else { return false }
+                            count += 1
+                            return true
+                        }
+                        guard admitted else {
+                            group.addTask { await self.refuse(connection) }
+                            continue
+                        }
+                        group.addTask {
+                            defer { active.withLockedValue { $0 -= 1 } }
+                            await self.serve(connection)
+                        }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            server.channel.close(promise: nil)  // stop accepting; open streams finish
+        }
+        logger.info("feed stopped")
+    }
+
+    private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        logger.warning("feeder refused: too many connections", metadata: ["max": "\(configuration.maxConnections)"])
+        let bytes = StreamErrorStanza.bytes(.policyViolation, text: "too many connections (at most \(configuration.maxConnections))")
+        try? await connection.channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
+        try? await connection.channel.close()
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        let peer = connection.channel.remoteAddress?.description ?? "unknown"
+        var logger = self.logger
+        logger[metadataKey: "feeder"] = "\(peer)"
+        statistics.feederConnected()
+        logger.info("feeder connected")
+        defer {
+            statistics.feederDisconnected()
+        }
+        let session = FeedSession(configuration: configuration, storage: storage, statistics: statistics)
+        do {
+            try await connection.executeThenClose { inbound, _ in
+                for try await buffer in inbound {
+                    let failure = buffer.withUnsafeReadableBytes { session.feed($0) }
+                    if let failure {
+                        try await self.end(connection, with: failure, logger: logger)
+                        return
+                    }
+                }
+                if let failure = session.finish() {
+                    // The feeder went away inside a stanza: nothing to answer, everything before it is applied.
+                    statistics.streamErrorOccurred()
+                    logger.warning("feeder stream cut", metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
+                }
+            }
+        } catch {
+            logger.debug("feeder connection error", metadata: ["error": "\(error)"])
+        }
+        logger.info("feeder disconnected")
+    }
+
+    private func end(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, with error: XMPPStreamError, logger: Logger) async throws {
+        statistics.streamErrorOccurred()
+        logger.warning("feeder stream error", metadata: [
+            "condition": "\(error.condition.rawValue)", "line": "\(error.position.line)", "column": "\(error.position.column)",
+            "error": "\(error.message)",
+        ])
+        try await connection.channel.writeAndFlush(ByteBuffer(bytes: StreamErrorStanza.bytes(for: error))).get()
+    }
+}
+
+/// Closes a connection when `IdleStateHandler` says it has been silent for too long.
+final class CloseOnIdleHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Hummingbird
+import Logging
+import PresenceStore
+import ServiceLifecycle
+import UnixSignals
+
+/// PresenceStore as a running service: feeders push stanza streams over TCP, apps and dashboards query over
+/// HTTP, real memory pressure drives the storage. Built on swift-service-lifecycle: SIGTERM or SIGINT stop
+/// accepting feeders, let open streams finish what they sent, and end the process cleanly.
+public struct PresenceServer: Sendable {
+    public let configuration: ServiceConfiguration
+    public let storage: any MemoryStorage
+    public let statistics: ServiceStatistics
+    public let metrics: ServiceMetrics
+    public let pressureSources: [any MemoryPressureSource]
+    public let logger: Logger
+
+    public init(configuration: ServiceConfiguration, storage: any MemoryStorage,
+                pressureSources: [any MemoryPressureSource] = [], metrics: ServiceMetrics = ServiceMetrics(),
+                logger: Logger = Logger(label: "presence.service")) {
+        self.configuration = configuration
+        self.storage = storage
+        self.statistics = ServiceStatistics()
+        self.metrics = metrics
+        self.pressureSources = pressureSources
+        self.logger = logger
+    }
+
+    /// The ports actually bound (useful when the configuration asks for port 0).
+    public struct BoundPorts: Sendable {
+        public var feed: Int
+        public var http: Int
+    }
+
+    /// Runs until a graceful shutdown (a signal, or ``ServiceGroup/triggerGracefulShutdown()`` on the group
+    /// passed to `onStarted`) has finished.
+    public func run(
+        signals: [UnixSignal] = [.sigterm, .sigint],
+        onStarted: @escaping @Sendable (BoundPorts, ServiceGroup) async -> Void = { _, _ in }
+    ) async throws {
+        let (feedPorts, feedContinuation) = AsyncStream.makeStream(of: Int.self)
+        let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
+        let application = Application(
+            router: QueryRoutes.router(storage: storage, statistics: statistics, metrics: metrics),
+            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
+            onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        let feed = FeedServer(configuration: configuration, storage: storage, statistics: statistics, logger: logger,
+                              onBound: { feedContinuation.yield($0) })
+        let pressure = PressureMonitor(sources: pressureSources, storage: storage, statistics: statistics,
+                                       interval: configuration.pressureInterval, logger: logger)
+        // Shut down in reverse order: pressure first, then feeders drain, and the API answers until the end.
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [
+                .init(service: application),
+                .init(service: feed),
+                .init(service: pressure, successTerminationBehavior: .ignore),
+            ],
+            gracefulShutdownSignals: signals, logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                var feedIterator = feedPorts.makeAsyncIterator()
+                var httpIterator = httpPorts.makeAsyncIterator()
+                guard let feedPort = await feedIterator.next(), let httpPort = await httpIterator.next() else { return }
+                logger.info("presence service running", metadata: [
+                    "feed": "\(configuration.feedHost):\(feedPort)", "http": "\(configuration.httpHost):\(httpPort)",
+                    "storage": "\(storage.name)",
+                ])
+                await onStarted(BoundPorts(feed: feedPort, http: httpPort), group)
+            }
+            try await tasks.waitForAll()
+        }
+        feedContinuation.finish()
+        httpContinuation.finish()
+    }
+}

@@ -1,0 +1,47 @@
+import PresenceStore
+import XMPPStream
+
+/// Everything `presence serve` can be told, each limit with a default.
+public struct ServiceConfiguration: Sendable {
+    /// Where feeders connect (TCP, one stanza stream per connection).
+    public var feedHost: String
+    public var feedPort: Int
+    /// Where the query API listens (HTTP).
+    public var httpHost: String
+    public var httpPort: Int
+    /// Most feeder connections at once; one more is told `policy-violation` and closed.
+    public var maxConnections: Int
+    /// A feeder silent this long is closed.
+    public var idleTimeout: Duration
+    /// How often memory-pressure sources are checked.
+    public var pressureInterval: Duration
+    public var stream: XMPPStreamParser.Configuration
+    public var decoder: PresenceDecoder
+
+    public static let defaultMaxConnections = 1024
+    public static let defaultIdleTimeout: Duration = .seconds(300)
+    public static let defaultPressureInterval: Duration = .seconds(1)
+
+    public init(
+        feedHost: String = "127.0.0.1", feedPort: Int = 5270, httpHost: String = "127.0.0.1", httpPort: Int = 8080,
+        maxConnections: Int = defaultMaxConnections, idleTimeout: Duration = defaultIdleTimeout,
+        pressureInterval: Duration = defaultPressureInterval, stream: XMPPStreamParser.Configuration = .init(),
+        decoder: PresenceDecoder = .init()
+    ) {
+        self.feedHost = feedHost
+        self.feedPort = feedPort
+        self.httpHost = httpHost
+        self.httpPort = httpPort
+        self.maxConnections = max(maxConnections, 1)
+        self.idleTimeout = idleTimeout
+        self.pressureInterval = pressureInterval
+        self.stream = stream
+        self.decoder = decoder
+    }
+
+    /// Whether a host is a loopback address (127.0.0.0/8, ::1, localhost): the only ones served without an
+    /// explicit flag.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,67 @@
+import CoreMetrics
+import PresenceStore
+import Prometheus
+
+/// The service's metrics through swift-metrics, exposed in the Prometheus text format by swift-prometheus.
+///
+/// Storage-side values (entries, bytes, removals by cause) are read from the storage at scrape time; ingest
+/// counters come from ``ServiceStatistics``. Metrics are created with an explicit factory on the service's own
+/// registry, so a process (or a test) can run several services without the global `MetricsSystem`.
+public final class ServiceMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let entries: CoreMetrics.Gauge
+    private let estimatedBytes: CoreMetrics.Gauge
+    private let lost: CoreMetrics.Gauge
+    private let feeders: CoreMetrics.Gauge
+    private let residentBytes: CoreMetrics.Gauge
+    private let stanzas: CoreMetrics.Counter
+    private let updates: CoreMetrics.Counter
+    private let streamErrors: CoreMetrics.Counter
+    private let pressureEvents: CoreMetrics.Counter
+    /// What the counters were last advanced to: they only move forward by the difference at each scrape.
+    private let published = PublishedCounts()
+
+    private final class PublishedCounts: @unchecked Sendable {
+        // @unchecked: `values` is only touched under `lock`.
+        let lock = PthreadMutex()
+        var values = [0, 0, 0, 0]
+    }
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        factory = PrometheusMetricsFactory(registry: registry)
+        entries = Gauge(label: "presence_storage_entries", factory: factory)
+        estimatedBytes = Gauge(label: "presence_storage_estimated_bytes", factory: factory)
+        lost = Gauge(label: "presence_storage_lost_users", factory: factory)
+        feeders = Gauge(label: "presence_feeders_connected", factory: factory)
+        residentBytes = Gauge(label: "presence_resident_bytes", factory: factory)
+        stanzas = Counter(label: "presence_stanzas_read_total", factory: factory)
+        updates = Counter(label: "presence_updates_applied_total", factory: factory)
+        streamErrors = Counter(label: "presence_stream_errors_total", factory: factory)
+        pressureEvents = Counter(label: "presence_pressure_events_total", factory: factory)
+    }
+
+    /// Updates the gauges from the storage and the counters, then renders the registry.
+    func exposition(storage: any MemoryStorage, statistics: ServiceStatistics) -> [UInt8] {
+        let storageStatistics = storage.statistics
+        entries.record(storageStatistics.entries)
+        estimatedBytes.record(storageStatistics.estimatedBytes)
+        lost.record(storageStatistics.lost)
+        feeders.record(statistics.feedersConnected)
+        if let resident = ResidentMemoryBudget.residentBytes() { residentBytes.record(resident) }
+        let current = [statistics.stanzasRead, statistics.updatesApplied, statistics.streamErrorCount, statistics.pressureEventTotal]
+        let deltas = published.lock.withLock {
+            defer { published.values = current.enumerated().map { max($1, published.values[$0]) } }
+            return current.enumerated().map { max($1 - published.values[$0], 0) }
+        }
+        for (counter, delta) in zip([stanzas, updates, streamErrors, pressureEvents], deltas) where delta > 0 {
+            counter.increment(by: delta)
+        }
+        for cause in EvictionCause.allCases {
+            Gauge(label: "presence_storage_removals", dimensions: [("cause", cause.rawValue)], factory: factory)
+                .record(storageStatistics.removals[cause, default: 0])
+        }
+        return registry.emitToBuffer()
+    }
+}

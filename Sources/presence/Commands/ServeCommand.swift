@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PresenceService
+import PresenceStore
+
+/// `presence serve`: the running service.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Consume live stanza streams over TCP and answer presence queries over HTTP.",
+        discussion: """
+            Each feeder connection is one stanza stream (a <stream:stream> header is optional); a stanza is applied \
+            as soon as its last byte arrives. A feeder that sends malformed or restricted XML or an oversized \
+            stanza gets a <stream:error> and is closed. HTTP: GET /v1/presence/{jid}, GET /v1/presence?jid=a&jid=b, \
+            GET /v1/stats, GET /metrics, GET /healthz. SIGTERM or SIGINT stop accepting, finish the stanzas in \
+            hand and exit 0.
+            """)
+
+    @Option(name: .customLong("storage"), help: "dictionary, nscache or lru.")
+    var storage: StorageChoice = .dictionary
+
+    @OptionGroup var storageOptions: StorageOptions
+
+    @Option(name: .customLong("feed"), help: "Address feeders connect to (default 127.0.0.1:5270).")
+    var feed: HostAndPort = HostAndPort(host: "127.0.0.1", port: 5270)
+
+    @Option(name: .customLong("http"), help: "Address of the query API (default 127.0.0.1:8080).")
+    var http: HostAndPort = HostAndPort(host: "127.0.0.1", port: 8080)
+
+    @Flag(name: .customLong("allow-remote"), help: "Allow listening on addresses other than loopback.")
+    var allowRemote = false
+
+    @Option(name: .customLong("max-connections"), help: "Most feeder connections at once (default 1024).")
+    var maxConnections: Int = ServiceConfiguration.defaultMaxConnections
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds after which a silent feeder is closed (default 300).")
+    var idleTimeout: Int = 300
+
+    @Option(name: .customLong("memory-budget"), help: "Resident memory budget, e.g. 512MiB: warning from 85%, critical at 100%.")
+    var memoryBudget: ByteSize?
+
+    @Flag(name: .customLong("psi"), help: "React to real kernel memory pressure (Linux PSI, cgroup v2 memory.events) where available.")
+    var psi = false
+
+    @OptionGroup var streamOptions: StreamOptions
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        if !allowRemote {
+            for address in [feed, http] where !ServiceConfiguration.isLoopback(address.host) {
+                throw ValidationError("\(address.host) is not a loopback address; pass --allow-remote to listen on it")
+            }
+        }
+        if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        if idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "presence.service")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        var sources: [any MemoryPressureSource] = []
+        if let memoryBudget { sources.append(ResidentMemoryBudget(budgetBytes: memoryBudget.bytes, checkEvery: 1)) }
+        var kernel: KernelMemoryPressure?
+        if psi {
+            let (monitor, detection) = KernelMemoryPressure.start()
+            if let monitor {
+                sources.append(monitor)
+                kernel = monitor
+                logger.info("kernel memory pressure", metadata: ["sources": "\(detection.sources.joined(separator: ", "))"])
+            }
+            for reason in detection.unavailable { logger.notice("kernel memory pressure signal unavailable", metadata: ["reason": "\(reason)"]) }
+        }
+        defer { kernel?.stop() }
+        let configuration = ServiceConfiguration(
+            feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port, maxConnections: maxConnections,
+            idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder)
+        let server = PresenceServer(
+            configuration: configuration,
+            storage: storageOptions.make(storage, memoryBudget: memoryBudget?.bytes),
+            pressureSources: sources, logger: logger)
+        try await server.run()
+    }
+}
+
+/// `host:port` on the command line.
+struct HostAndPort: ExpressibleByArgument, CustomStringConvertible {
+    let host: String
+    let port: Int
+
+    init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    init?(argument: String) {
+        guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
+              (0 ... 65535).contains(port) else { return nil }
+        var host = String(argument[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self.init(host: host, port: port)
+    }
+
+    var description: String { "\(host):\(port)" }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import PresenceService
+import PresenceStore
+import PresenceWorkload
+import Testing
+
+@Suite("The service: TCP feeders in, HTTP queries out", .serialized)
+struct ServiceTests {
+    @Test func aStanzaFedAloneOnAnOpenConnectionIsQueryable() async throws {
+        try await withService { ports in
+            let feeder = try Feeder(port: ports.feed)
+            defer { feeder.close() }
+            try feeder.send("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>")
+            try feeder.send("<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status></presence>")
+            #expect(try await eventually { try state(of: "alice@example.com", port: ports.http)?.state == "available" })
+            let result = try #require(try state(of: "alice@example.com", port: ports.http))
+            #expect(result.show == "dnd")
+            #expect(result.status == "Focus")
+            #expect(result.resource == "desk")
+            #expect(try state(of: "nobody@example.com", port: ports.http)?.state == "unknown")
+        }
+    }
+
+    @Test func severalJIDsAreAnsweredInOneRequestInTheCLIsShape() async throws {
+        try await withService { ports in
+            let feeder = try Feeder(port: ports.feed)
+            defer { feeder.close() }
+            try feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk' type='unavailable'/>")
+            #expect(try await eventually { try state(of: "b@example.com", port: ports.http)?.state == "offline" })
+            let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/v1/presence?jid=a@example.com&jid=B@Example.com&jid=c@example.com")
+            #expect(response.status == 200)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+            #expect(json["error"] is NSNull)
+            let results = try #require(json["results"] as? [[String: Any]])
+            #expect(results.map { $0["state"] as? String } == ["available", "offline", "unknown"])
+            #expect(results.map { $0["jid"] as? String } == ["a@example.com", "b@example.com", "c@example.com"])
+            for key in ["jid", "state", "show", "status", "priority", "resource", "attendance", "since"] {
+                #expect(results.allSatisfy { $0[key] != nil }, "\(key)")
+            }
+            let invalid = try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/v1/presence/@nobody")
+            #expect(invalid.status == 400)
+            #expect(try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/v1/presence").status == 400)
+        }
+    }
+
+    @Test func concurrentFeedersWhileQueryingEndExactlyAtTheTruth() async throws {
+        let feeders = 8
+        let updatesPerFeeder = 5_000
+        // Each feeder speaks for its own people (a suffix on every JID), so the truth does not depend on how
+        // the feeders interleave.
+        let streams: [[UInt8]] = (0 ..< feeders).map { index in
+            var generator = PresenceStreamGenerator(.init(users: 300, updates: updatesPerFeeder, seed: UInt64(index + 1)))
+            let text = String(decoding: generator.generate(), as: UTF8.self)
+            return Array(text.replacingOccurrences(of: "@", with: "-f\(index)@").utf8)
+        }
+        var truth: [BareJID: UserPresence] = [:]
+        for stream in streams {
+            var feed = PresenceFeed()
+            var tick: Int64 = 0
+            try feed.feed(stream) { update in
+                tick += 1
+                truth[update.from.bare, default: UserPresence()].apply(update, receivedAt: PresenceTime(millisecondsSinceEpoch: tick))
+            }
+        }
+        let storage = DictionaryMemoryStorage()
+        let expected = truth
+        try await withService(storage: storage) { ports in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for stream in streams {
+                    group.addTask {
+                        let feeder = try Feeder(port: ports.feed)
+                        defer { feeder.close() }
+                        var offset = 0
+                        while offset < stream.count {  // in uneven chunks, as a network delivers them
+                            let end = min(offset + 1000 + offset % 3001, stream.count)
+                            try feeder.send(Array(stream[offset ..< end]))
+                            offset = end
+                        }
+                    }
+                }
+                group.addTask {  // queries while the feeders run
+                    let keys = Array(expected.keys.prefix(50))
+                    for round in 0 ..< 40 {
+                        _ = try state(of: keys[round % keys.count].rawValue, port: ports.http)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let total = updatesPerFeeder * feeders
+            #expect(try await eventually(timeout: .seconds(60)) {
+                try get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == total
+            })
+        }
+        #expect(storage.count == expected.count)
+        for (key, value) in expected {
+            let held = try #require(storage.get(key), "\(key) missing")
+            // Times differ (the service stamps arrival), everything a UI shows must not.
+            #expect(shown(held) == shown(value), "\(key)")
+        }
+    }
+
+    @Test func aMalformedFeederGetsAStreamErrorAndOthersAreUntouched() async throws {
+        try await withService { ports in
+            let good = try Feeder(port: ports.feed)
+            defer { good.close() }
+            try good.send("<presence from='good@example.com/desk'/>")
+            let bad = try Feeder(port: ports.feed)
+            defer { bad.close() }
+            try bad.send("<presence from='bad@example.com/desk'/><presence from='bad2@example.com/desk'><show>away</sho></presence>")
+            let answer = bad.readUntilClosed()
+            #expect(answer.contains("<stream:error><not-well-formed xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"))
+            #expect(answer.hasSuffix("</stream:stream>"))
+            try good.send("<presence from='good@example.com/phone'/>")
+            #expect(try await eventually { try get(PresenceResults.self, "/v1/presence?jid=good@example.com", port: ports.http).results[0].state == "available" })
+            #expect(try state(of: "bad@example.com", port: ports.http)?.state == "available", "applied before the error")
+            #expect(try state(of: "bad2@example.com", port: ports.http)?.state == "unknown")
+            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1 })
+        }
+    }
+
+    @Test(arguments: [
+        ("<presence from='a@example.com/x'/><!-- comment -->", "restricted-xml"),
+        ("<presence from='a@example.com/x'><status>" + String(repeating: "x", count: 300) + "</status></presence>", "policy-violation"),
+    ])
+    func restrictedXMLAndOversizedStanzasAreStreamErrors(input: String, condition: String) async throws {
+        try await withService(configure: { $0.stream = .init(limits: .init(maxStanzaBytes: 200)) }) { ports in
+            let feeder = try Feeder(port: ports.feed)
+            defer { feeder.close() }
+            try feeder.send(input)
+            #expect(feeder.readUntilClosed().contains("<\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"))
+        }
+    }
+
+    @Test func aFeederCutMidStanzaKeepsWhatCameBefore() async throws {
+        try await withService { ports in
+            let feeder = try Feeder(port: ports.feed)
+            try feeder.send("<presence from='kept@example.com/desk'/><presence from='cut@example.com/desk'><sta")
+            feeder.close()
+            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1 })
+            #expect(try state(of: "kept@example.com", port: ports.http)?.state == "available")
+            #expect(try state(of: "cut@example.com", port: ports.http)?.state == "unknown")
+            #expect(try get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 0)
+        }
+    }
+
+    @Test func connectionsOverTheLimitAreRefusedAndSilentFeedersClosed() async throws {
+        try await withService(configure: {
+            $0.maxConnections = 1
+            $0.idleTimeout = .seconds(1)
+        }) { ports in
+            let first = try Feeder(port: ports.feed)
+            defer { first.close() }
+            try first.send("<presence from='a@example.com/desk'/>")
+            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 1 })
+            let second = try Feeder(port: ports.feed)
+            defer { second.close() }
+            #expect(second.readUntilClosed().contains("<policy-violation"))
+            let started = ContinuousClock.now
+            _ = first.readUntilClosed()  // the idle timeout closes it
+            #expect(started.duration(to: .now) < .seconds(5))
+        }
+    }
+
+    @Test func statsMetricsAndHealthAnswer() async throws {
+        try await withService(storage: LRUMemoryStorage(countLimit: 1)) { ports in
+            let feeder = try Feeder(port: ports.feed)
+            defer { feeder.close() }
+            try feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk'/>")
+            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == 2 })
+            let stats = try get(ServiceStats.self, "/v1/stats", port: ports.http)
+            #expect(stats.storage == "lru")
+            #expect(stats.entries == 1)
+            #expect(stats.lost == 1)
+            #expect(stats.evictions["count-limit"] == 1)
+            #expect(stats.feedersConnected == 1)
+            #expect(stats.residentBytes != nil)
+            #expect(try state(of: "a@example.com", port: ports.http)?.state == "lost")
+            let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/metrics")
+            let text = String(decoding: metrics.body, as: UTF8.self)
+            #expect(metrics.status == 200)
+            #expect(text.contains("presence_updates_applied_total 2"))
+            #expect(text.contains("presence_storage_entries 1"))
+            #expect(text.contains("presence_storage_removals{cause=\"count-limit\"} 1"))
+            let health = try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/healthz")
+            #expect(health.status == 200)
+        }
+    }
+
+    @Test func gracefulShutdownFinishesTheStanzasInHand() async throws {
+        let storage = DictionaryMemoryStorage()
+        try await withService(storage: storage) { ports in
+            let feeder = try Feeder(port: ports.feed)
+            var stream = ""
+            for index in 0 ..< 2000 { stream += "<presence from='user\(index)@example.com/desk'/>" }
+            try feeder.send(stream)
+            feeder.close()
+            // Shutdown is triggered right away, while the service may still be reading those bytes.
+        }
+        // The service stopped accepting, finished the stream in hand and returned without error.
+        #expect(storage.count == 2000)
+    }
+}
+
+/// What a UI shows for a user, without times.
+private func shown(_ value: UserPresence) -> [String] {
+    var lines = value.availableResources.map { "\($0.resource) \($0.details)" }.sorted()
+    if let status = value.status { lines.append("status \(status.isAvailable) \(status.presence.resource) \(status.presence.details)") }
+    return lines
+}
