@@ -36,6 +36,26 @@ let package = Package(
             path: "Benchmarks/StorageBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Resident bytes per user at 1M users: a plain executable, because it measures memory, not time.
+        .executableTarget(
+            name: "MemoryFootprint",
+            dependencies: [
+                .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "PresenceWorkload", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/MemoryFootprint"
+        ),
+        // Load on the running service over loopback: sustained ingest with several feeders, and query
+        // throughput and latency under that load.
+        .executableTarget(
+            name: "ServiceLoad",
+            dependencies: [
+                .product(name: "PresenceService", package: "PresenceStore"),
+                .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "PresenceWorkload", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/ServiceLoad"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,12 +5,12 @@ import PresenceWorkload
 import Synchronization
 
 // Set, get and update (apply a presence update) throughput of each storage with 1, 2, 4 and 8 threads, against
-// the concurrent-queue dictionary many apps use; the lock candidates; and bytes per user at 1M users.
+// the concurrent-queue dictionary many apps use; and the lock candidates. Bytes per user: the MemoryFootprint
+// executable in this package.
 // Every thread works on random users out of 100,000 (generated JIDs, as `presence generate` makes them).
 
 enum Metrics {
     static let operationsPerSecond = BenchmarkMetric.custom("ops/s", polarity: .prefersLarger, useScalingFactor: false)
-    static let bytesPerUser = BenchmarkMetric.custom("bytes/user", polarity: .prefersSmaller, useScalingFactor: false)
 }
 
 let userCount = 100_000
@@ -166,21 +166,5 @@ let benchmarks: @Sendable () -> Void = {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             benchmark.measurement(Metrics.operationsPerSecond, Int(Double(sets) / seconds))
         }
-    }
-
-    Benchmark("memory: dictionary bytes per user, 1M users", configuration: .init(
-        metrics: [.wallClock, Metrics.bytesPerUser], units: [Metrics.bytesPerUser: .count], warmupIterations: 1, maxIterations: 1)) { benchmark in
-        // The same data `presence generate` writes: 1M people, their devices, statuses, shows and attendance.
-        var generator = PresenceStreamGenerator(.init(users: 1_000_000, updates: 4_000_000, seed: 1))
-        let stream = generator.generate()
-        let storage = DictionaryMemoryStorage()
-        let before = ResidentMemoryBudget.residentBytes() ?? 0
-        var feed = PresenceFeed()
-        stream.withUnsafeBytes { bytes in
-            try? feed.feed(bytes) { storage.apply($0, receivedAt: time) }
-        }
-        let after = ResidentMemoryBudget.residentBytes() ?? 0
-        benchmark.measurement(Metrics.bytesPerUser, (after - before) / max(storage.count, 1))
-        blackHole(storage)
     }
 }

@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import PresenceService
+import PresenceStore
+import PresenceWorkload
+
+// Load on `presence serve`'s code over loopback, in one process with the service:
+//  1. ingest: F feeders each send a generated stream of their own people as fast as the service takes it;
+//     sustained stanzas/s until every update is applied.
+//  2. queries under load: while the feeders keep sending, C clients on keep-alive connections ask
+//     GET /v1/presence/{jid} for D seconds; requests/s and p50/p99 latency.
+//
+//   swift run -c release --package-path Benchmarks ServiceLoad [feeders] [updatesPerFeeder] [clients] [seconds]
+
+let arguments = Array(CommandLine.arguments.dropFirst()).compactMap { Int($0) }
+let feeders = arguments.count > 0 ? arguments[0] : 4
+let updatesPerFeeder = arguments.count > 1 ? arguments[1] : 250_000
+let clients = arguments.count > 2 ? arguments[2] : 50
+let seconds = arguments.count > 3 ? arguments[3] : 10
+
+func generatedStream(_ index: Int, updates: Int) -> [UInt8] {
+    var generator = PresenceStreamGenerator(.init(users: 20_000, updates: updates, seed: UInt64(index + 1)))
+    let text = String(decoding: generator.generate(), as: UTF8.self)
+    // Each feeder speaks for its own people.
+    return Array(text.replacingOccurrences(of: "@", with: "-f\(index)@").utf8)
+}
+
+func connect(port: Int) -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    precondition(result == 0, "cannot connect to port \(port)")
+    var one: Int32 = 1
+    setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    return descriptor
+}
+
+func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var sent = 0
+    while sent < bytes.count {
+        let written = send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+        if written <= 0 { return false }
+        sent += written
+    }
+    return true
+}
+
+/// One keep-alive HTTP/1.1 connection: sends a GET, reads exactly one response (Content-Length framed).
+final class KeepAliveClient {
+    let descriptor: Int32
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    var pending: [UInt8] = []
+
+    init(port: Int) { descriptor = connect(port: port) }
+
+    func get(_ path: String) -> Int {
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ sendAll(descriptor, $0) }) else { return -1 }
+        while true {
+            if let end = headerEnd() {
+                let head = String(decoding: pending[..<end], as: UTF8.self).lowercased()
+                let length = head.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
+                let total = end + 4 + length
+                while pending.count < total { guard read() else { return -1 } }
+                let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? -1
+                pending.removeFirst(total)
+                return status
+            }
+            guard read() else { return -1 }
+        }
+    }
+
+    private func headerEnd() -> Int? {
+        guard pending.count >= 4 else { return nil }
+        for index in 0 ... pending.count - 4 where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    private func read() -> Bool {
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return false }
+        pending.append(contentsOf: buffer[..<count])
+        return true
+    }
+}
+
+func stats(_ port: Int) -> ServiceStats {
+    let response = try! LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: "/v1/stats")
+    return try! JSONDecoder().decode(ServiceStats.self, from: Data(response.body))
+}
+
+print("generating \(feeders) streams of \(updatesPerFeeder) updates...")
+let streams = (0 ..< feeders).map { generatedStream($0, updates: updatesPerFeeder) }
+let background = (0 ..< feeders).map { generatedStream($0 + 100, updates: 200_000) }
+let stanzaTotal = streams.reduce(0) { $0 + $1.count }
+
+var logger = Logger(label: "load")
+logger.logLevel = .error
+let storage = DictionaryMemoryStorage()
+let server = PresenceServer(configuration: ServiceConfiguration(feedPort: 0, httpPort: 0), storage: storage, logger: logger)
+let ready = DispatchSemaphore(value: 0)
+nonisolated(unsafe) var ports = PresenceServer.BoundPorts(feed: 0, http: 0)
+Task {
+    try await server.run(signals: []) { bound, _ in
+        ports = bound
+        ready.signal()
+    }
+}
+ready.wait()
+print("service on feed port \(ports.feed), http port \(ports.http)")
+
+// 1. Ingest.
+let ingestStart = ContinuousClock.now
+let expected = feeders * updatesPerFeeder
+DispatchQueue.concurrentPerform(iterations: feeders) { index in
+    let descriptor = connect(port: ports.feed)
+    streams[index].withUnsafeBytes { _ = sendAll(descriptor, $0) }
+    close(descriptor)
+}
+while stats(ports.http).updatesApplied < expected { Thread.sleep(forTimeInterval: 0.005) }
+let ingestSeconds = ingestStart.duration(to: .now).seconds
+let ingestStats = stats(ports.http)
+print(String(format: "ingest: %d feeders, %d updates (%d stanzas, %.1f MB) in %.2f s: %.0f updates/s, %.0f stanzas/s, %.1f MB/s",
+             feeders, expected, ingestStats.stanzasRead, Double(stanzaTotal) / 1e6, ingestSeconds,
+             Double(expected) / ingestSeconds, Double(ingestStats.stanzasRead) / ingestSeconds, Double(stanzaTotal) / 1e6 / ingestSeconds))
+
+// 2. Queries under load.
+let keys = storage.keys.map(\.rawValue)
+let stop = ContinuousClock.now + .seconds(seconds)
+let appliedBefore = stats(ports.http).updatesApplied
+for index in 0 ..< feeders {
+    Thread.detachNewThread {
+        while ContinuousClock.now < stop {
+            let descriptor = connect(port: ports.feed)
+            background[index].withUnsafeBytes { _ = sendAll(descriptor, $0) }
+            close(descriptor)
+        }
+    }
+}
+let latencies = LatencyLog()
+let done = DispatchGroup()
+for client in 0 ..< clients {
+    done.enter()
+    Thread.detachNewThread {
+        let connection = KeepAliveClient(port: ports.http)
+        var local: [Double] = []
+        var random = SplitMix64(seed: UInt64(client + 1))
+        while ContinuousClock.now < stop {
+            let jid = keys[random.below(keys.count)]
+            let started = ContinuousClock.now
+            let status = connection.get("/v1/presence/" + jid)
+            local.append(started.duration(to: .now).seconds)
+            precondition(status == 200, "query failed: \(status)")
+        }
+        latencies.append(local)
+        done.leave()
+    }
+}
+let queryStart = ContinuousClock.now
+done.wait()
+let querySeconds = queryStart.duration(to: .now).seconds
+let appliedDuring = stats(ports.http).updatesApplied - appliedBefore
+let sorted = latencies.all.sorted()
+func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(Int(Double(sorted.count) * p), sorted.count - 1)] * 1000 }
+print(String(format: "queries: %d clients, %d requests in %.2f s: %.0f requests/s, p50 %.3f ms, p99 %.3f ms, max %.3f ms; %.0f updates/s applied meanwhile",
+             clients, sorted.count, querySeconds, Double(sorted.count) / querySeconds, percentile(0.5), percentile(0.99),
+             (sorted.last ?? 0) * 1000, Double(appliedDuring) / querySeconds))
+exit(0)
+
+final class LatencyLog: @unchecked Sendable {
+    // @unchecked: `values` is only touched under `lock`.
+    private let lock = NSLock()
+    private var values: [Double] = []
+    func append(_ more: [Double]) { lock.withLock { values += more } }
+    var all: [Double] { lock.withLock { values } }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
