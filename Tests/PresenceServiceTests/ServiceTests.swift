@@ -188,16 +188,18 @@ struct ServiceTests {
 
     @Test func gracefulShutdownFinishesTheStanzasInHand() async throws {
         let storage = DictionaryMemoryStorage()
+        let total = 20_000
         try await withService(storage: storage) { ports in
             let feeder = try Feeder(port: ports.feed)
+            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).connectionsAccepted == 1 })
             var stream = ""
-            for index in 0 ..< 2000 { stream += "<presence from='user\(index)@example.com/desk'/>" }
+            for index in 0 ..< total { stream += "<presence from='user\(index)@example.com/desk'/>" }
             try feeder.send(stream)
             feeder.close()
-            // Shutdown is triggered right away, while the service may still be reading those bytes.
+            // Shutdown is triggered right away, while the service is still applying those bytes.
         }
-        // The service stopped accepting, finished the stream in hand and returned without error.
-        #expect(storage.count == 2000)
+        // The service stopped accepting, finished the stream in hand, and returned without error.
+        #expect(storage.count == total)
     }
 }
 

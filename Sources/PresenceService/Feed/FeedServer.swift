@@ -29,6 +29,9 @@ public struct FeedServer: Service {
         self.onBound = onBound
     }
 
+    /// How many bytes are applied before the feeding task yields to others (queries above all).
+    static let sliceBytes = 16 * 1024
+
     public func run() async throws {
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
                                           + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
@@ -92,10 +95,17 @@ public struct FeedServer: Service {
         do {
             try await connection.executeThenClose { inbound, _ in
                 for try await buffer in inbound {
-                    let failure = buffer.withUnsafeReadableBytes { session.feed($0) }
-                    if let failure {
-                        try await self.end(connection, with: failure, logger: logger)
-                        return
+                    // Apply in slices and yield between them: feeders share the task pool with the query API,
+                    // and a busy feeder must not hold a thread for a whole 64 KiB read while queries wait.
+                    var remaining = buffer
+                    while let slice = remaining.readSlice(length: min(remaining.readableBytes, FeedServer.sliceBytes)) {
+                        let failure = slice.withUnsafeReadableBytes { session.feed($0) }
+                        if let failure {
+                            try await self.end(connection, with: failure, logger: logger)
+                            return
+                        }
+                        await Task.yield()
+                        if remaining.readableBytes == 0 { break }
                     }
                 }
                 if let failure = session.finish() {

@@ -42,7 +42,15 @@ enum QueryRoutes {
             }
             results.append(PresenceQueryResult(jid: jid.bare, stored: storage.lookup(jid.bare)))
         }
-        return json(PresenceResults(results: results))
+        var body: [UInt8] = Array("{\"error\":null,\"results\":[".utf8)
+        body.reserveCapacity(160 * results.count + 32)
+        for (index, result) in results.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            result.appendJSON(to: &body)
+        }
+        body.append(contentsOf: "]}".utf8)
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
