@@ -53,6 +53,26 @@ struct ReplayRunner {
             notApplicable: storageOptions.notApplicable(to: choice), notes: notes)
     }
 
+    /// Replays `path` into `choice`; an input that cannot be opened is reported on standard error and ends the
+    /// command with exit code 66.
+    func run(path: String, into choice: StorageChoice) throws -> ReplayOutcome {
+        try ReplayRunner.exitingIfUnopenable {
+            let source = InputSource(path: path)
+            try source.checkReadable()
+            return try run(source, into: choice)
+        }
+    }
+
+    /// Runs `body`, turning an input that cannot be opened into a message and exit code 66.
+    static func exitingIfUnopenable<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as InputSource.CannotOpen {
+            FileHandle.standardError.write(Data("presence: \(error)\n".utf8))
+            throw ExitStatus.cannotOpenInput
+        }
+    }
+
     /// Resets the kernel's peak-RSS mark (`VmHWM`) so that each run reports its own peak (Linux 4.0+).
     static func resetPeakResident() {
         guard let file = fopen("/proc/self/clear_refs", "w") else { return }

@@ -9,11 +9,33 @@ public struct PresenceReplay: ~Copyable {
     public let storage: any MemoryStorage
     public let sources: [any MemoryPressureSource]
     private var feed: PresenceFeed
-    /// What a store that never forgets holds after the same updates.
-    public private(set) var truth: [BareJID: UserPresence] = [:]
-    /// Every pressure event delivered, with what it cost the storage.
-    public private(set) var pressureResponses: [PressureResponse] = []
-    private let clock: @Sendable () -> PresenceTime
+    private let state: State
+
+    /// What the replay has built so far; a class so that the feed's callback can add to it.
+    private final class State {
+        var truth: [BareJID: UserPresence] = [:]
+        var pressureResponses: [PressureResponse] = []
+        var applied = 0
+        let storage: any MemoryStorage
+        let sources: [any MemoryPressureSource]
+        let clock: @Sendable () -> PresenceTime
+
+        init(storage: any MemoryStorage, sources: [any MemoryPressureSource], clock: @escaping @Sendable () -> PresenceTime) {
+            self.storage = storage
+            self.sources = sources
+            self.clock = clock
+        }
+
+        func apply(_ update: PresenceUpdate) {
+            let now = clock()
+            truth[update.from.bare, default: UserPresence()].apply(update, receivedAt: now)
+            storage.apply(update, receivedAt: now)
+            applied += 1
+            for source in sources {
+                if let level = source.check(appliedUpdates: applied) { pressureResponses.append(storage.handle(level)) }
+            }
+        }
+    }
 
     /// - Parameter clock: the time given to updates without a delay stamp; wall-clock time by default.
     public init(storage: any MemoryStorage, sources: [any MemoryPressureSource] = [],
@@ -21,57 +43,27 @@ public struct PresenceReplay: ~Copyable {
                 clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now) {
         self.storage = storage
         self.sources = sources
-        self.clock = clock
         feed = PresenceFeed(configuration: configuration, decoder: decoder)
+        state = State(storage: storage, sources: sources, clock: clock)
     }
 
     public var statistics: IngestStatistics { feed.statistics }
     public var error: XMPPStreamError? { feed.error }
+    /// What a store that never forgets holds after the same updates.
+    public var truth: [BareJID: UserPresence] { state.truth }
+    /// Every pressure event delivered, with what it cost the storage.
+    public var pressureResponses: [PressureResponse] { state.pressureResponses }
 
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(XMPPStreamError) {
-        var truth = self.truth
-        var responses = self.pressureResponses
-        self.truth = [:]
-        defer {
-            self.truth = truth
-            self.pressureResponses = responses
-        }
-        let (storage, sources, clock) = (self.storage, self.sources, self.clock)
-        var applied = feed.statistics.presenceUpdates
-        try feed.feed(bytes) { update in
-            PresenceReplay.apply(update, storage, sources, clock, &truth, &responses, &applied)
-        }
+        let state = self.state
+        try feed.feed(bytes) { state.apply($0) }
     }
 
     public mutating func finish() throws(XMPPStreamError) {
-        var truth = self.truth
-        var responses = self.pressureResponses
-        self.truth = [:]
-        defer {
-            self.truth = truth
-            self.pressureResponses = responses
-        }
-        let (storage, sources, clock) = (self.storage, self.sources, self.clock)
-        var applied = feed.statistics.presenceUpdates
-        try feed.finish { update in
-            PresenceReplay.apply(update, storage, sources, clock, &truth, &responses, &applied)
-        }
+        let state = self.state
+        try feed.finish { state.apply($0) }
     }
 
     /// Compares the storage with the truth.
-    public func audit() -> AuditReport { PresenceAudit.audit(storage, truth: truth) }
-
-    private static func apply(
-        _ update: PresenceUpdate, _ storage: any MemoryStorage, _ sources: [any MemoryPressureSource],
-        _ clock: @Sendable () -> PresenceTime, _ truth: inout [BareJID: UserPresence],
-        _ responses: inout [PressureResponse], _ applied: inout Int
-    ) {
-        let now = clock()
-        truth[update.from.bare, default: UserPresence()].apply(update, receivedAt: now)
-        storage.apply(update, receivedAt: now)
-        applied += 1
-        for source in sources {
-            if let level = source.check(appliedUpdates: applied) { responses.append(storage.handle(level)) }
-        }
-    }
+    public func audit() -> AuditReport { PresenceAudit.audit(storage, truth: state.truth) }
 }

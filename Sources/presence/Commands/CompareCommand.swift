@@ -26,8 +26,7 @@ struct CompareCommand: ParsableCommand {
         var temporary: String?
         defer { if let temporary { unlink(temporary) } }
         let runner = ReplayRunner(storageOptions: storageOptions, pressureOptions: pressureOptions, streamOptions: streamOptions)
-        var outcomes: [ReplayOutcome] = []
-        do {
+        let outcomes: [ReplayOutcome] = try ReplayRunner.exitingIfUnopenable {
             try source.checkReadable()
             if source.isStandardInput {
                 // Every storage must see the same bytes: keep standard input in a temporary file.
@@ -35,10 +34,7 @@ struct CompareCommand: ParsableCommand {
                 temporary = path
                 source = InputSource(path: path)
             }
-            for choice in StorageChoice.allCases { outcomes.append(try runner.run(source, into: choice)) }
-        } catch let error as InputSource.CannotOpen {
-            FileHandle.standardError.write(Data("presence: \(error)\n".utf8))
-            throw ExitStatus.cannotOpenInput
+            return try StorageChoice.allCases.map { try runner.run(source, into: $0) }
         }
         let reports = outcomes.map { ReplayReport($0, listing: outputOptions.lostUsers) }
         let verdict = Verdict.make(reports)

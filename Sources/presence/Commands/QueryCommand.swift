@@ -37,16 +37,8 @@ struct QueryCommand: ParsableCommand {
 
     func run() throws {
         if let server { return try ask(server) }
-        let source = InputSource(path: input ?? "-")
-        let outcome: ReplayOutcome
-        do {
-            try source.checkReadable()
-            outcome = try ReplayRunner(storageOptions: storageOptions, pressureOptions: pressureOptions, streamOptions: streamOptions)
-                .run(source, into: storage)
-        } catch let error as InputSource.CannotOpen {
-            FileHandle.standardError.write(Data("presence: \(error)\n".utf8))
-            throw ExitStatus.cannotOpenInput
-        }
+        let outcome = try ReplayRunner(storageOptions: storageOptions, pressureOptions: pressureOptions, streamOptions: streamOptions)
+            .run(path: input ?? "-", into: storage)
         let results = jids.map { text -> PresenceQueryResult in
             let key = (try! JID(text)).bare
             return PresenceQueryResult(jid: key, stored: outcome.storage.lookup(key))

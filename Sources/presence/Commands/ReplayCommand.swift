@@ -19,16 +19,8 @@ struct ReplayCommand: ParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
 
     func run() throws {
-        let source = InputSource(path: input)
-        let outcome: ReplayOutcome
-        do {
-            try source.checkReadable()
-            outcome = try ReplayRunner(storageOptions: storageOptions, pressureOptions: pressureOptions, streamOptions: streamOptions)
-                .run(source, into: storage)
-        } catch let error as InputSource.CannotOpen {
-            FileHandle.standardError.write(Data("presence: \(error)\n".utf8))
-            throw ExitStatus.cannotOpenInput
-        }
+        let outcome = try ReplayRunner(storageOptions: storageOptions, pressureOptions: pressureOptions, streamOptions: streamOptions)
+            .run(path: input, into: storage)
         let report = ReplayReport(outcome, listing: outputOptions.lostUsers)
         switch outputOptions.format {
         case .json: JSONOutput.print(report)
