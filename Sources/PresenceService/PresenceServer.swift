@@ -60,7 +60,14 @@ public struct PresenceServer: Sendable {
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
         let group = ServiceGroup(configuration: groupConfiguration)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                // However the group ends (a port already in use, say), let the task waiting for ports finish too.
+                defer {
+                    feedContinuation.finish()
+                    httpContinuation.finish()
+                }
+                try await group.run()
+            }
             tasks.addTask {
                 var feedIterator = feedPorts.makeAsyncIterator()
                 var httpIterator = httpPorts.makeAsyncIterator()
@@ -73,7 +80,5 @@ public struct PresenceServer: Sendable {
             }
             try await tasks.waitForAll()
         }
-        feedContinuation.finish()
-        httpContinuation.finish()
     }
 }

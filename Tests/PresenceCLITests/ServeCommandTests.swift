@@ -85,3 +85,27 @@ struct ServeCommandTests {
         #expect(result.stderr.contains("cannot reach the service"))
     }
 }
+
+@Suite("presence serve fails cleanly")
+struct ServeFailureTests {
+    @Test func aPortInUseEndsTheServiceWithAnErrorInsteadOfHanging() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                bind(descriptor, pointer, length)
+                listen(descriptor, 1)
+                return getsockname(descriptor, pointer, &length)
+            }
+        }
+        let busy = Int(UInt16(bigEndian: address.sin_port))
+        let started = Date()
+        let result = try CLI.run(["serve", "--feed", "127.0.0.1:\(busy)", "--http", "127.0.0.1:\(ServeCommandTests.freePort())", "--log-level", "critical"])
+        #expect(result.status != 0)
+        #expect(Date().timeIntervalSince(started) < 20)
+    }
+}
