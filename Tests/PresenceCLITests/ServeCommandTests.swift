@@ -4,10 +4,9 @@ import Testing
 
 @Suite("presence serve, query --server and stats --server, end to end", .serialized)
 struct ServeCommandTests {
-    /// A port nobody listens on right now.
-    static func freePort() -> Int {
+    /// A loopback socket bound to an ephemeral port (listening when asked), and that port.
+    static func boundSocket(listening: Bool) -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -15,10 +14,18 @@ struct ServeCommandTests {
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
                 bind(descriptor, pointer, length)
+                if listening { listen(descriptor, 1) }
                 return getsockname(descriptor, pointer, &length)
             }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A port nobody listens on right now.
+    static func freePort() -> Int {
+        let (descriptor, port) = boundSocket(listening: false)
+        close(descriptor)
+        return port
     }
 
     static func send(_ text: String, toPort port: Int) throws {
@@ -89,20 +96,8 @@ struct ServeCommandTests {
 @Suite("presence serve fails cleanly")
 struct ServeFailureTests {
     @Test func aPortInUseEndsTheServiceWithAnErrorInsteadOfHanging() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (descriptor, busy) = ServeCommandTests.boundSocket(listening: true)
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                bind(descriptor, pointer, length)
-                listen(descriptor, 1)
-                return getsockname(descriptor, pointer, &length)
-            }
-        }
-        let busy = Int(UInt16(bigEndian: address.sin_port))
         let started = Date()
         let result = try CLI.run(["serve", "--feed", "127.0.0.1:\(busy)", "--http", "127.0.0.1:\(ServeCommandTests.freePort())", "--log-level", "critical"])
         #expect(result.status != 0)

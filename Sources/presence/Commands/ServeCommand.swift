@@ -67,13 +67,15 @@ struct ServeCommand: AsyncParsableCommand {
         if let memoryBudget { sources.append(ResidentMemoryBudget(budgetBytes: memoryBudget.bytes, checkEvery: 1)) }
         var kernel: KernelMemoryPressure?
         if psi {
-            let (monitor, detection) = KernelMemoryPressure.start()
-            if let monitor {
+            let started = PressureOptions.startKernelPressure()
+            kernel = started.monitor
+            if let monitor = started.monitor {
                 sources.append(monitor)
-                kernel = monitor
-                logger.info("kernel memory pressure", metadata: ["sources": "\(detection.sources.joined(separator: ", "))"])
+                logger.info("kernel memory pressure", metadata: ["sources": "\(monitor.description)"])
             }
-            for reason in detection.unavailable { logger.notice("kernel memory pressure signal unavailable", metadata: ["reason": "\(reason)"]) }
+            for reason in started.detection.unavailable {
+                logger.notice("kernel memory pressure signal unavailable", metadata: ["reason": "\(reason)"])
+            }
         }
         defer { kernel?.stop() }
         let configuration = ServiceConfiguration(

@@ -31,13 +31,17 @@ struct PressureOptions: ParsableArguments {
         if let memoryBudget { sources.append(ResidentMemoryBudget(budgetBytes: memoryBudget.bytes)) }
         var kernel: KernelMemoryPressure?
         if psi {
-            let (monitor, detection) = KernelMemoryPressure.start()
-            if let monitor {
-                sources.append(monitor)
-                kernel = monitor
-            }
-            notes += detection.unavailable.map { "psi: \($0)" }
+            let started = PressureOptions.startKernelPressure()
+            kernel = started.monitor
+            if let monitor = started.monitor { sources.append(monitor) }
+            notes += started.detection.unavailable.map { "psi: \($0)" }
         }
         return (sources, notes, kernel)
+    }
+
+    /// Starts the kernel signals (PSI, cgroup v2 events) that this machine offers; `detection` says which are
+    /// live and why the others are not. Shared by the offline commands and `serve`.
+    static func startKernelPressure() -> (monitor: KernelMemoryPressure?, detection: KernelMemoryPressure.Detection) {
+        KernelMemoryPressure.start()
     }
 }
