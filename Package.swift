@@ -6,7 +6,11 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "XMPPStream", targets: ["XMPPStream"]),
+        .library(name: "PresenceModel", targets: ["PresenceModel"]),
         .library(name: "PresenceStore", targets: ["PresenceStore"]),
+        .library(name: "PresencePressure", targets: ["PresencePressure"]),
+        .library(name: "PresenceIngest", targets: ["PresenceIngest"]),
+        .library(name: "PresenceWire", targets: ["PresenceWire"]),
         .library(name: "PresenceWorkload", targets: ["PresenceWorkload"]),
         .library(name: "PresenceService", targets: ["PresenceService"]),
         .executable(name: "presence", targets: ["presence"]),
@@ -27,22 +31,32 @@ let package = Package(
             pkgConfig: "expat",
             providers: [.apt(["libexpat1-dev"]), .brew(["expat"])]
         ),
-        // Streaming XML / XMPP stream parser: knows XML and XMPP streams, nothing about presence.
+        // XMPP streams in and out: the incremental parser on libexpat and the escaping writer. Knows nothing about
+        // presence.
         .target(name: "XMPPStream", dependencies: ["CExpat"]),
-        // JIDs, the presence model, per-user aggregation (and the storages).
-        .target(name: "PresenceStore", dependencies: ["XMPPStream"]),
+        // JIDs, the presence model and the per-user aggregation: plain values, no I/O, no libexpat.
+        .target(name: "PresenceModel"),
+        // The storages behind `MemoryStorage`, their loss accounting and change stream. Model + Foundation only:
+        // a library user who wants a storage links neither libexpat nor SwiftNIO.
+        .target(name: "PresenceStore", dependencies: ["PresenceModel"]),
+        // Where memory pressure comes from: scripted, the process's resident memory, Linux PSI and cgroup events.
+        .target(name: "PresencePressure", dependencies: ["PresenceStore"]),
+        // Bytes to storage: stanza decoding, the ingest session every source drives, replay and audit.
+        .target(name: "PresenceIngest", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresencePressure"]),
+        // The JSON wire format, written once: query results, reports, stats and errors.
+        .target(name: "PresenceWire", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresenceIngest"]),
         // Deterministic, realistic presence streams for samples, tests and benchmarks.
-        .target(name: "PresenceWorkload", dependencies: ["PresenceStore"]),
-        // The running service: TCP feeders in, HTTP queries out. Its own module, so that PresenceStore stays
-        // free of SwiftNIO and HTTP.
+        .target(name: "PresenceWorkload", dependencies: ["PresenceModel"]),
+        // A blocking HTTP/1.1 GET client for loopback: the CLI's `--server` mode and the end-to-end tests.
+        .target(name: "LoopbackHTTP"),
+        // The running service: TCP feeders in, HTTP queries out.
         .target(
             name: "PresenceService",
             dependencies: [
-                "PresenceStore", "XMPPStream",
+                "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire", "XMPPStream",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -53,14 +67,29 @@ let package = Package(
         .executableTarget(
             name: "presence",
             dependencies: [
-                "PresenceStore", "PresenceWorkload", "PresenceService", "XMPPStream",
+                "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire",
+                "PresenceWorkload", "PresenceService", "LoopbackHTTP", "XMPPStream",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // Test fixtures, and the MemoryStorage contract as one function a storage's tests call (as
+        // swift-collections' `checkCollection`): a new storage gets the whole contract suite by one call.
+        .target(name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore"], path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
-        .testTarget(name: "PresenceCLITests", dependencies: ["presence"]),
-        .testTarget(name: "PresenceServiceTests", dependencies: ["PresenceService", "PresenceStore", "PresenceWorkload"]),
-        .testTarget(name: "PresenceStoreTests", dependencies: ["PresenceStore", "PresenceWorkload"]),
+        .testTarget(name: "PresenceModelTests", dependencies: ["PresenceModel", "PresenceTestSupport"]),
+        .testTarget(
+            name: "PresenceStoreTests",
+            dependencies: ["PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWorkload", "PresenceTestSupport"]),
+        .testTarget(
+            name: "PresenceIngestTests",
+            dependencies: ["PresenceIngest", "PresenceWire", "PresenceWorkload", "PresenceTestSupport", "XMPPStream"]),
+        .testTarget(
+            name: "PresenceServiceTests",
+            dependencies: [
+                "PresenceService", "PresenceStore", "PresenceWire", "PresenceWorkload", "LoopbackHTTP",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
+        .testTarget(name: "PresenceCLITests", dependencies: ["presence", "LoopbackHTTP"]),
     ],
     swiftLanguageModes: [.v6]
 )

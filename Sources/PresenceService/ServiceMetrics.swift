@@ -58,7 +58,7 @@ public final class ServiceMetrics: Sendable {
         for (counter, delta) in zip([stanzas, updates, streamErrors, pressureEvents], deltas) where delta > 0 {
             counter.increment(by: delta)
         }
-        for cause in EvictionCause.allCases {
+        for cause in RemovalCause.allCases {
             Gauge(label: "presence_storage_removals", dimensions: [("cause", cause.rawValue)], factory: factory)
                 .record(storageStatistics.removals[cause, default: 0])
         }

@@ -115,7 +115,7 @@ public struct PresenceStreamGenerator: Sendable {
             output.append(contentsOf: "<priority>\(device.priority)</priority>".utf8)
         }
         if random.chance(0.12) {
-            let state = random.pick(CommuteStatus.allCases)
+            let state = random.pick(Attendance.allCases)
             output.append(contentsOf: "<attendance xmlns='urn:presence-store:attendance' state='\(state.rawValue)'/>".utf8)
         }
         if random.chance(0.03) {

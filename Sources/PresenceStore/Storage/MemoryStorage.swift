@@ -1,3 +1,5 @@
+import PresenceModel
+
 /// Where per-user presence lives: a thread-safe map from bare JID to ``UserPresence``, with the knowledge of
 /// what it lost.
 ///
@@ -5,7 +7,7 @@
 /// what they keep: ``DictionaryMemoryStorage`` keeps everything, ``NSCacheMemoryStorage`` and
 /// ``LRUMemoryStorage`` evict. Every operation is safe to call from any thread or task.
 public protocol MemoryStorage: AnyObject, Sendable {
-    /// The storage's short name in reports: `dictionary`, `nscache`, `lru`.
+    /// The storage's short name in reports: its kind's name (`dictionary`, `nscache`, `lru`).
     var name: String { get }
 
     /// The user's presence, or whether the storage lost them or never had them.
@@ -38,9 +40,12 @@ public protocol MemoryStorage: AnyObject, Sendable {
     /// Every key the storage holds, in no particular order.
     var keys: [BareJID] { get }
 
-    /// Installs the function told about every removal and its cause. It is never called while the storage
-    /// holds a lock, so it may call back into the storage.
-    func setRemovalObserver(_ observer: (@Sendable (RemovalEvent) -> Void)?)
+    /// Installs the function told about every change of a user's visible status (an update that changes what a
+    /// screen shows, a removal with its cause, a refill of a lost user), or removes it with nil.
+    ///
+    /// Changes arrive in the order the storage made them, one call at a time, never while the storage holds a
+    /// lock (so the observer may call back into it). Without an observer a storage computes nothing for them.
+    func setChangeObserver(_ observer: (@Sendable (StorageChange) -> Void)?)
 }
 
 extension MemoryStorage {

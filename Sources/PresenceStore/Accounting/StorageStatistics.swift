@@ -1,0 +1,25 @@
+/// A storage's counters at one moment.
+public struct StorageStatistics: Hashable, Sendable {
+    public var entries: Int
+    /// Heap bytes the storage estimates it holds (its own structures, keys and values).
+    public var estimatedBytes: Int
+    /// Removals by cause, explicit and replaced included.
+    public var removals: [RemovalCause: Int]
+    /// Users the storage lost and has not been given again.
+    public var lost: Int
+    /// Pressure events handled, by level.
+    public var pressureEvents: [MemoryPressure: Int]
+
+    public init(entries: Int = 0, estimatedBytes: Int = 0, removals: [RemovalCause: Int] = [:], lost: Int = 0,
+                pressureEvents: [MemoryPressure: Int] = [:]) {
+        self.entries = entries
+        self.estimatedBytes = estimatedBytes
+        self.removals = removals
+        self.lost = lost
+        self.pressureEvents = pressureEvents
+    }
+
+    /// Removals the storage decided on its own (count and cost limits, expiry, pressure).
+    public var evictions: [RemovalCause: Int] { removals.filter { $0.key.isEviction } }
+    public var evictionTotal: Int { evictions.values.reduce(0, +) }
+}

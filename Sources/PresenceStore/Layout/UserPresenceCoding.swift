@@ -1,0 +1,112 @@
+import PresenceModel
+
+/// A compact byte encoding of ``UserPresence``, for storages that keep millions of users.
+///
+/// A `UserPresence` as Swift values costs about 350 bytes per user in a `Dictionary` (strings, arrays and their
+/// allocations); encoded next to its key in one allocation it costs about a third of that. Layout, unaligned and
+/// in native byte order (the encoding never leaves the process):
+///
+///     u32 sequence · u8 availableCount · u8 hasLastUnavailable
+///     per entry (available resources, then the last unavailable one):
+///       i64 updatedAt · u32 sequence · u8 show · i8 priority · u8 attendance ·
+///       u16 resourceLength · u16 statusLength (0xFFFF: no status) · resource bytes · status bytes
+enum UserPresenceCoding {
+    static let headerSize = 6
+    static let entryFixedSize = 8 + 4 + 3 + 2 + 2
+    static let noStatus = UInt16.max
+
+    /// The longest status the encoding can hold; ``PresenceDecoder`` cuts statuses far shorter (1 KiB by default)
+    /// before they reach any storage, so every storage holds the same text.
+    static let maximumStatusBytes = Int(UInt16.max) - 1
+
+    /// The number of bytes `encode` writes for `presence`.
+    static func encodedSize(of presence: UserPresence) -> Int {
+        var size = headerSize
+        for entry in presence.availableResources { size += entrySize(entry) }
+        if let last = presence.lastUnavailable { size += entrySize(last) }
+        return size
+    }
+
+    private static func entrySize(_ entry: ResourcePresence) -> Int {
+        entryFixedSize + entry.resource.utf8.count + min(entry.details.status?.utf8.count ?? 0, maximumStatusBytes)
+    }
+
+    /// Writes `presence` at `destination`, which has room for `encodedSize(of:)` bytes.
+    static func encode(_ presence: UserPresence, to destination: UnsafeMutableRawPointer) {
+        var cursor = destination
+        cursor.storeBytes(of: presence.sequence, as: UInt32.self)
+        cursor.storeBytes(of: UInt8(truncatingIfNeeded: presence.availableResources.count), toByteOffset: 4, as: UInt8.self)
+        cursor.storeBytes(of: presence.lastUnavailable == nil ? 0 : 1, toByteOffset: 5, as: UInt8.self)
+        cursor += headerSize
+        for entry in presence.availableResources { encode(entry, &cursor) }
+        if let last = presence.lastUnavailable { encode(last, &cursor) }
+    }
+
+    private static func encode(_ entry: ResourcePresence, _ cursor: inout UnsafeMutableRawPointer) {
+        cursor.storeBytes(of: entry.updatedAt.millisecondsSinceEpoch, as: Int64.self)
+        cursor.storeBytes(of: entry.sequence, toByteOffset: 8, as: UInt32.self)
+        cursor.storeBytes(of: entry.details.show.map(showCode) ?? 0, toByteOffset: 12, as: UInt8.self)
+        cursor.storeBytes(of: entry.details.priority, toByteOffset: 13, as: Int8.self)
+        cursor.storeBytes(of: entry.details.attendance.map(attendanceCode) ?? 0, toByteOffset: 14, as: UInt8.self)
+        var resource = entry.resource
+        var status = entry.details.status
+        let statusLength = status.map { min($0.utf8.count, maximumStatusBytes) }
+        cursor.storeBytes(of: UInt16(resource.utf8.count), toByteOffset: 15, as: UInt16.self)
+        cursor.storeBytes(of: statusLength.map(UInt16.init) ?? noStatus, toByteOffset: 17, as: UInt16.self)
+        cursor += entryFixedSize
+        resource.withUTF8 { bytes in
+            if let base = bytes.baseAddress { cursor.copyMemory(from: base, byteCount: bytes.count) }
+            cursor += bytes.count
+        }
+        if let statusLength {
+            status!.withUTF8 { bytes in
+                if let base = bytes.baseAddress { cursor.copyMemory(from: base, byteCount: statusLength) }
+            }
+            cursor += statusLength
+        }
+    }
+
+    /// Reads a value written by `encode`.
+    static func decode(_ source: UnsafeRawPointer) -> UserPresence {
+        var presence = UserPresence()
+        presence.sequence = source.loadUnaligned(as: UInt32.self)
+        let availableCount = Int(source.load(fromByteOffset: 4, as: UInt8.self))
+        let hasLast = source.load(fromByteOffset: 5, as: UInt8.self) != 0
+        var cursor = source + headerSize
+        presence.availableResources.reserveCapacity(availableCount)
+        for _ in 0 ..< availableCount { presence.availableResources.append(decodeEntry(&cursor)) }
+        if hasLast { presence.lastUnavailable = decodeEntry(&cursor) }
+        return presence
+    }
+
+    private static func decodeEntry(_ cursor: inout UnsafeRawPointer) -> ResourcePresence {
+        let updatedAt = cursor.loadUnaligned(as: Int64.self)
+        let sequence = cursor.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        let show = cursor.load(fromByteOffset: 12, as: UInt8.self)
+        let priority = cursor.load(fromByteOffset: 13, as: Int8.self)
+        let attendance = cursor.load(fromByteOffset: 14, as: UInt8.self)
+        let resourceLength = Int(cursor.loadUnaligned(fromByteOffset: 15, as: UInt16.self))
+        let statusLength = cursor.loadUnaligned(fromByteOffset: 17, as: UInt16.self)
+        cursor += entryFixedSize
+        let resource = String(decoding: UnsafeRawBufferPointer(start: cursor, count: resourceLength), as: UTF8.self)
+        cursor += resourceLength
+        var status: String?
+        if statusLength != noStatus {
+            // A cut status may end inside a character; decoding repairs that end with U+FFFD, never crashes.
+            status = String(decoding: UnsafeRawBufferPointer(start: cursor, count: Int(statusLength)), as: UTF8.self)
+            cursor += Int(statusLength)
+        }
+        let details = PresenceDetails(
+            show: show == 0 ? nil : PresenceShow.allCases[Int(show) - 1], status: status, priority: priority,
+            attendance: attendance == 0 ? nil : Attendance.allCases[Int(attendance) - 1])
+        return ResourcePresence(resource: resource, details: details, updatedAt: PresenceTime(millisecondsSinceEpoch: updatedAt), sequence: sequence)
+    }
+
+    private static func showCode(_ show: PresenceShow) -> UInt8 {
+        UInt8(PresenceShow.allCases.firstIndex(of: show)! + 1)
+    }
+
+    private static func attendanceCode(_ attendance: Attendance) -> UInt8 {
+        UInt8(Attendance.allCases.firstIndex(of: attendance)! + 1)
+    }
+}

@@ -1,0 +1,40 @@
+/// A kind of storage the tools can build by name: what it is called, whether it evicts, which limits it has,
+/// and how to make one. Each storage declares its kind beside itself, and ``MemoryStorageRegistry`` lists them.
+public struct MemoryStorageKind: Sendable, Hashable, CustomStringConvertible {
+    /// The name in reports and on the command line (`--storage NAME`).
+    public let name: String
+    /// One line for help texts.
+    public let summary: String
+    /// Whether the storage drops users on its own. A non-evicting storage is the reference the others are
+    /// measured against.
+    public let evicts: Bool
+    /// The limits of ``StorageConfiguration`` this storage honours; the others do not apply to it.
+    public let limits: Set<StorageLimit>
+    private let factory: @Sendable (StorageConfiguration) -> any MemoryStorage
+
+    public init(
+        name: String, summary: String, evicts: Bool, limits: Set<StorageLimit>,
+        make factory: @escaping @Sendable (StorageConfiguration) -> any MemoryStorage
+    ) {
+        self.name = name
+        self.summary = summary
+        self.evicts = evicts
+        self.limits = limits
+        self.factory = factory
+    }
+
+    /// A new, empty storage of this kind with the limits it has out of `configuration`.
+    public func make(_ configuration: StorageConfiguration = StorageConfiguration()) -> any MemoryStorage {
+        factory(configuration)
+    }
+
+    /// The limits set in `configuration` that this kind does not have, for reports to name.
+    public func limitsNotApplicable(in configuration: StorageConfiguration) -> [StorageLimit] {
+        StorageLimit.allCases.filter { configuration.isSet($0) && !limits.contains($0) }
+    }
+
+    public var description: String { name }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
