@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import PresencePressure
 import PresenceStore
 import ServiceLifecycle
 import UnixSignals

@@ -1,3 +1,4 @@
+import PresenceIngest
 import PresenceStore
 import XMPPStream
 

@@ -1,4 +1,5 @@
 import CoreMetrics
+import PresencePressure
 import PresenceStore
 import Prometheus
 
@@ -20,13 +21,7 @@ public final class ServiceMetrics: Sendable {
     private let streamErrors: CoreMetrics.Counter
     private let pressureEvents: CoreMetrics.Counter
     /// What the counters were last advanced to: they only move forward by the difference at each scrape.
-    private let published = PublishedCounts()
-
-    private final class PublishedCounts: @unchecked Sendable {
-        // @unchecked: `values` is only touched under `lock`.
-        let lock = PthreadMutex()
-        var values = [0, 0, 0, 0]
-    }
+    private let published = Locked([0, 0, 0, 0])
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -49,11 +44,11 @@ public final class ServiceMetrics: Sendable {
         estimatedBytes.record(storageStatistics.estimatedBytes)
         lost.record(storageStatistics.lost)
         feeders.record(statistics.feedersConnected)
-        if let resident = ResidentMemoryBudget.residentBytes() { residentBytes.record(resident) }
+        if let resident = ProcessMemory.residentBytes() { residentBytes.record(resident) }
         let current = [statistics.stanzasRead, statistics.updatesApplied, statistics.streamErrorCount, statistics.pressureEventTotal]
-        let deltas = published.lock.withLock {
-            defer { published.values = current.enumerated().map { max($1, published.values[$0]) } }
-            return current.enumerated().map { max($1 - published.values[$0], 0) }
+        let deltas = published.withLock { published in
+            defer { published = current.enumerated().map { max($1, published[$0]) } }
+            return current.enumerated().map { max($1 - published[$0], 0) }
         }
         for (counter, delta) in zip([stanzas, updates, streamErrors, pressureEvents], deltas) where delta > 0 {
             counter.increment(by: delta)

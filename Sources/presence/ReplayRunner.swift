@@ -1,10 +1,13 @@
 import Foundation
+import PresenceIngest
+import PresencePressure
 import PresenceStore
+import PresenceWire
 import XMPPStream
 
 /// One replay of an input into one storage, with its timing, memory and audit.
 struct ReplayOutcome {
-    let storageChoice: StorageChoice
+    let kind: MemoryStorageKind
     let storage: any MemoryStorage
     let statistics: IngestStatistics
     let error: XMPPStreamError?
@@ -14,22 +17,29 @@ struct ReplayOutcome {
     let peakResidentBytes: Int?
     let notApplicable: [String]
     let notes: [String]
+
+    /// The report of the wire format, naming at most `listing` lost and stale users.
+    func report(listing: Int) -> ReplayReport {
+        ReplayReport(
+            storage: kind.name, statistics: statistics, error: error, audit: audit,
+            storageStatistics: storage.statistics, pressure: pressure, elapsedSeconds: elapsed.seconds,
+            peakResidentBytes: peakResidentBytes, notApplicable: notApplicable, notes: notes, listing: listing)
+    }
 }
 
 /// Reads an input into a storage through ``PresenceReplay``, showing progress on a terminal.
 struct ReplayRunner {
-    let storageOptions: StorageOptions
-    let pressureOptions: PressureOptions
-    let streamOptions: StreamOptions
+    let options: ReplayOptions
 
-    func run(_ input: InputSource, into choice: StorageChoice) throws -> ReplayOutcome {
-        ReplayRunner.resetPeakResident()
-        let storage = storageOptions.make(choice, memoryBudget: pressureOptions.memoryBudget?.bytes)
-        let (sources, notes, kernel) = pressureOptions.makeSources()
+    func run(_ input: InputSource, into kind: MemoryStorageKind) throws -> ReplayOutcome {
+        ProcessMemory.resetPeakResident()
+        let storage = kind.make(options.storage.configuration(memoryBudget: options.pressure.memoryBudget?.bytes))
+        let (sources, unavailable, kernel) = options.pressure.makeSources()
         defer { kernel?.stop() }
-        var replay = PresenceReplay(storage: storage, sources: sources, configuration: streamOptions.configuration,
-                                    decoder: streamOptions.decoder)
-        let progress = Progress(label: choice.rawValue)
+        let replay = PresenceReplay(
+            storage: storage, sources: (options.scripted.source.map { [$0] } ?? []) + sources,
+            configuration: options.stream.configuration, decoder: options.stream.decoder)
+        let progress = Progress(label: kind.name)
         let start = ContinuousClock.now
         var failure: XMPPStreamError?
         try input.read { chunk in
@@ -48,18 +58,18 @@ struct ReplayRunner {
         let elapsed = start.duration(to: .now)
         progress.finish()
         return ReplayOutcome(
-            storageChoice: choice, storage: storage, statistics: replay.statistics, error: failure, audit: replay.audit(),
-            pressure: replay.pressureResponses, elapsed: elapsed, peakResidentBytes: ResidentMemoryBudget.peakResidentBytes(),
-            notApplicable: storageOptions.notApplicable(to: choice), notes: notes)
+            kind: kind, storage: storage, statistics: replay.statistics, error: failure, audit: replay.audit(),
+            pressure: replay.pressureResponses, elapsed: elapsed, peakResidentBytes: ProcessMemory.peakResidentBytes(),
+            notApplicable: options.storage.notApplicable(to: kind), notes: unavailable.map { "psi: \($0)" })
     }
 
-    /// Replays `path` into `choice`; an input that cannot be opened is reported on standard error and ends the
+    /// Replays `path` into `kind`; an input that cannot be opened is reported on standard error and ends the
     /// command with exit code 66.
-    func run(path: String, into choice: StorageChoice) throws -> ReplayOutcome {
+    func run(path: String, into kind: MemoryStorageKind) throws -> ReplayOutcome {
         try ReplayRunner.exitingIfUnopenable {
             let source = InputSource(path: path)
             try source.checkReadable()
-            return try run(source, into: choice)
+            return try run(source, into: kind)
         }
     }
 
@@ -72,41 +82,4 @@ struct ReplayRunner {
             throw ExitStatus.cannotOpenInput
         }
     }
-
-    /// Resets the kernel's peak-RSS mark (`VmHWM`) so that each run reports its own peak (Linux 4.0+).
-    static func resetPeakResident() {
-        guard let file = fopen("/proc/self/clear_refs", "w") else { return }
-        fputs("5", file)
-        fclose(file)
-    }
-}
-
-/// Bytes read and stanzas per second on standard error, only when it is a terminal.
-final class Progress {
-    private let label: String
-    private let enabled = isatty(STDERR_FILENO) != 0
-    private var lastUpdate = ContinuousClock.now
-    private var shown = false
-
-    init(label: String) { self.label = label }
-
-    func update(bytes: Int, stanzas: Int, since start: ContinuousClock.Instant) {
-        guard enabled else { return }
-        let now = ContinuousClock.now
-        guard now - lastUpdate > .milliseconds(250) else { return }
-        lastUpdate = now
-        let seconds = max((now - start).seconds, 0.001)
-        let line = "\r\(label): \(Format.bytes(bytes)) read, \(Format.count(stanzas)) stanzas, \(Format.count(Int(Double(stanzas) / seconds))) stanzas/s "
-        FileHandle.standardError.write(Data(line.utf8))
-        shown = true
-    }
-
-    func finish() {
-        guard shown else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
-    }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

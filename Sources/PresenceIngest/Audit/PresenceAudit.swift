@@ -1,3 +1,4 @@
+import PresenceStore
 /// Compares a storage with the truth: the per-user values a store that never evicts would hold after the same
 /// updates.
 public enum PresenceAudit {

@@ -1,3 +1,4 @@
+import PresenceModel
 import XMPPStream
 
 /// Turns stanzas into presence updates (RFC 6121 §4.7, XEP-0203), reading straight from the stanza's bytes.
@@ -23,7 +24,7 @@ public struct PresenceDecoder: Sendable {
     public static let defaultMaximumStatusBytes = 1024
 
     public init(maximumStatusBytes: Int = PresenceDecoder.defaultMaximumStatusBytes) {
-        self.maximumStatusBytes = min(max(maximumStatusBytes, 0), UserPresenceCoding.maximumStatusBytes)
+        self.maximumStatusBytes = min(max(maximumStatusBytes, 0), PresenceDetails.maximumStatusBytes)
     }
 
     public func decode(_ stanza: Stanza) -> StanzaDisposition {

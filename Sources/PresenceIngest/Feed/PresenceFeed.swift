@@ -1,3 +1,4 @@
+import PresenceStore
 import XMPPStream
 
 /// One incoming stream of presence stanzas: parses bytes as they arrive, decodes each stanza, counts what it
@@ -23,10 +24,19 @@ public struct PresenceFeed: ~Copyable {
 
     /// Parses the next chunk, calling `apply` for each presence update it completes, in stream order.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, apply: (PresenceUpdate) -> Void) throws(XMPPStreamError) {
+        try feed(bytes, onEvent: { _ in }, apply: apply)
+    }
+
+    /// Parses the next chunk, calling `onEvent` for every parser event (the header, every stanza whatever it
+    /// is, the end) and then `apply` for each presence update, in stream order.
+    public mutating func feed(
+        _ bytes: UnsafeRawBufferPointer, onEvent: (XMPPStreamEvent) -> Void, apply: (PresenceUpdate) -> Void
+    ) throws(XMPPStreamError) {
         statistics.bytes += bytes.count
         var statistics = self.statistics
         defer { self.statistics = statistics }
         try parser.feed(bytes) { event in
+            onEvent(event)
             PresenceFeed.handle(event, decoder: decoder, statistics: &statistics, apply: apply)
         }
     }
@@ -41,9 +51,17 @@ public struct PresenceFeed: ~Copyable {
 
     /// Ends the input (see ``XMPPStreamParser/finish(_:)``).
     public mutating func finish(apply: (PresenceUpdate) -> Void) throws(XMPPStreamError) {
+        try finish(onEvent: { _ in }, apply: apply)
+    }
+
+    /// Ends the input, calling `onEvent` for every parser event and `apply` for each presence update.
+    public mutating func finish(
+        onEvent: (XMPPStreamEvent) -> Void, apply: (PresenceUpdate) -> Void
+    ) throws(XMPPStreamError) {
         var statistics = self.statistics
         defer { self.statistics = statistics }
         try parser.finish { event in
+            onEvent(event)
             PresenceFeed.handle(event, decoder: decoder, statistics: &statistics, apply: apply)
         }
     }

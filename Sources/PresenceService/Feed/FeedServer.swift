@@ -1,7 +1,7 @@
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import PresenceIngest
 import PresenceStore
 import ServiceLifecycle
 import XMPPStream
@@ -47,13 +47,13 @@ public struct FeedServer: Service {
         let port = server.channel.localAddress?.port ?? configuration.feedPort
         logger.info("feed listening", metadata: ["host": "\(configuration.feedHost)", "port": "\(port)"])
         await onBound(port)
-        let active = NIOLockedValueBox(0)
+        let active = Locked(0)
         let maxConnections = configuration.maxConnections
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
-                        let admitted = active.withLockedValue { count -> Bool in
+                        let admitted = active.withLock { count -> Bool in
                             guard count < maxConnections else { return false }
                             count += 1
                             return true
@@ -63,7 +63,7 @@ public struct FeedServer: Service {
                             continue
                         }
                         group.addTask {
-                            defer { active.withLockedValue { $0 -= 1 } }
+                            defer { active.withLock { $0 -= 1 } }
                             await self.serve(connection)
                         }
                     }
@@ -77,8 +77,12 @@ public struct FeedServer: Service {
 
     private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         logger.warning("feeder refused: too many connections", metadata: ["max": "\(configuration.maxConnections)"])
-        let bytes = StreamErrorStanza.bytes(.policyViolation, text: "too many connections (at most \(configuration.maxConnections))")
-        try? await connection.channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
+        var writer = XMPPWriter()
+        writer.openStream()
+        writer.streamError(XMPPStreamError.Condition.policyViolation.rawValue,
+                           text: "too many connections (at most \(configuration.maxConnections))")
+        writer.closeStream()
+        try? await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
         try? await connection.channel.close()
     }
 
@@ -91,7 +95,13 @@ public struct FeedServer: Service {
         defer {
             statistics.feederDisconnected()
         }
-        let session = FeedSession(configuration: configuration, storage: storage, statistics: statistics)
+        let session = IngestSession(storage: storage, configuration: configuration.stream, decoder: configuration.decoder)
+        var published = IngestStatistics()
+        /// Adds what the session counted since the last call to the service's counters.
+        func publish() {
+            statistics.record(session.statistics, since: published)
+            published = session.statistics
+        }
         do {
             try await connection.executeThenClose { inbound, _ in
                 for try await buffer in inbound {
@@ -99,7 +109,15 @@ public struct FeedServer: Service {
                     // and a busy feeder must not hold a thread for a whole 64 KiB read while queries wait.
                     var remaining = buffer
                     while let slice = remaining.readSlice(length: min(remaining.readableBytes, FeedServer.sliceBytes)) {
-                        let failure = slice.withUnsafeReadableBytes { session.feed($0) }
+                        let failure = slice.withUnsafeReadableBytes { bytes -> XMPPStreamError? in
+                            do throws(XMPPStreamError) {
+                                try session.feed(bytes)
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                        publish()
                         if let failure {
                             try await self.end(connection, with: failure, logger: logger)
                             return
@@ -108,7 +126,10 @@ public struct FeedServer: Service {
                         if remaining.readableBytes == 0 { break }
                     }
                 }
-                if let failure = session.finish() {
+                var failure: XMPPStreamError?
+                do throws(XMPPStreamError) { try session.finish() } catch { failure = error }
+                publish()
+                if let failure {
                     // The feeder went away inside a stanza: nothing to answer, everything before it is applied.
                     statistics.streamErrorOccurred()
                     logger.warning("feeder stream cut", metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
@@ -126,7 +147,11 @@ public struct FeedServer: Service {
             "condition": "\(error.condition.rawValue)", "line": "\(error.position.line)", "column": "\(error.position.column)",
             "error": "\(error.message)",
         ])
-        try await connection.channel.writeAndFlush(ByteBuffer(bytes: StreamErrorStanza.bytes(for: error))).get()
+        var writer = XMPPWriter()
+        writer.openStream()
+        writer.streamError(for: error)
+        writer.closeStream()
+        try await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
     }
 }
 

@@ -2,9 +2,10 @@ import Foundation
 import Hummingbird
 import NIOCore
 import PresenceStore
-import Prometheus
+import PresenceWire
 
-/// The query API: presence by JID, service statistics, Prometheus metrics and a health check.
+/// The query API: presence by JID, service statistics, Prometheus metrics and a health check. Every JSON body is
+/// a document of the wire format (`PresenceWire`), written by its one encoder.
 enum QueryRoutes {
     static func router(storage: any MemoryStorage, statistics: ServiceStatistics, metrics: ServiceMetrics) -> Router<BasicRequestContext> {
         let router = Router()
@@ -14,7 +15,10 @@ enum QueryRoutes {
         }
         router.get("/v1/presence") { request, _ -> Response in
             let jids = request.uri.queryParameters.getAll("jid")
-            guard !jids.isEmpty else { return json(ErrorBody(error: "give at least one jid=... parameter"), status: .badRequest) }
+            guard !jids.isEmpty else {
+                return json(ErrorDocument(ErrorReport(condition: "bad-request", message: "give at least one jid=... parameter")),
+                            status: .badRequest)
+            }
             return lookup(jids, in: storage)
         }
         router.get("/v1/stats") { _, _ -> Response in
@@ -30,34 +34,24 @@ enum QueryRoutes {
         return router
     }
 
-    struct ErrorBody: Encodable {
-        let error: String
-    }
-
     private static func lookup(_ jids: [String], in storage: any MemoryStorage) -> Response {
         var results: [PresenceQueryResult] = []
+        results.reserveCapacity(jids.count)
         for text in jids {
-            guard let jid = try? JID(text) else {
-                return json(ErrorBody(error: "'\(text)' is not a valid JID"), status: .badRequest)
+            let jid: JID
+            do {
+                jid = try JID(text)
+            } catch {
+                return json(ErrorDocument(ErrorReport(condition: "jid-malformed", message: "'\(text)' is not a valid JID: \(error)")),
+                            status: .badRequest)
             }
             results.append(PresenceQueryResult(jid: jid.bare, stored: storage.lookup(jid.bare)))
         }
-        var body: [UInt8] = Array("{\"error\":null,\"results\":[".utf8)
-        body.reserveCapacity(160 * results.count + 32)
-        for (index, result) in results.enumerated() {
-            if index > 0 { body.append(UInt8(ascii: ",")) }
-            result.appendJSON(to: &body)
-        }
-        body.append(contentsOf: "]}".utf8)
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return json(QueryDocument(results: results))
     }
 
-    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    static func json(_ document: some JSONDocument, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: document.jsonBytes())))
     }
 }

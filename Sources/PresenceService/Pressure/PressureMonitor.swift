@@ -1,4 +1,5 @@
 import Logging
+import PresencePressure
 import PresenceStore
 import ServiceLifecycle
 
@@ -25,16 +26,14 @@ public struct PressureMonitor: Service {
             try? await gracefulShutdown()
             return
         }
-        var tick = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
                 try await Task.sleep(for: interval)
             } catch {
                 return
             }
-            tick += 1
             for source in sources {
-                guard let level = source.check(appliedUpdates: tick) else { continue }
+                guard let level = source.check(.timer) else { continue }
                 let response = storage.handle(level)
                 statistics.record(PressureEvent(time: PresenceTime.now(), source: source.description, response: response))
                 logger.warning("memory pressure", metadata: [

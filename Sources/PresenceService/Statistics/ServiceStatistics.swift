@@ -1,10 +1,11 @@
+import PresenceIngest
 import PresenceStore
 import Synchronization
 
 /// What the service has done, shared by the feed connections, the pressure monitor and the API.
 ///
 /// Counters are atomics (`Synchronization.Atomic`, uncontended-fast and, unlike `Mutex`, free of the
-/// priority-inheritance futex); the pressure event log is behind a `PthreadMutex`.
+/// priority-inheritance futex); the pressure event log is behind the package's one lock, ``Locked``.
 public final class ServiceStatistics: Sendable {
     private let feeders = Atomic<Int>(0)
     private let connections = Atomic<Int>(0)
@@ -14,7 +15,9 @@ public final class ServiceStatistics: Sendable {
     private let rejected = Atomic<Int>(0)
     private let streamErrors = Atomic<Int>(0)
     private let pressureTotal = Atomic<Int>(0)
-    private let pressureLog = PressureLog()
+    /// The most recent pressure events: a service under pressure for days must not grow without bound.
+    private let pressureLog = Locked<[PressureEvent]>([])
+    private static let pressureLogCapacity = 1000
 
     public init() {}
 
@@ -33,25 +36,34 @@ public final class ServiceStatistics: Sendable {
 
     func feederDisconnected() { feeders.subtract(1, ordering: .relaxed) }
 
-    func record(stanzas: Int, updates: Int, ignored: Int, rejected: Int) {
-        if stanzas > 0 { self.stanzas.add(stanzas, ordering: .relaxed) }
-        if updates > 0 { self.updates.add(updates, ordering: .relaxed) }
-        if ignored > 0 { self.ignored.add(ignored, ordering: .relaxed) }
-        if rejected > 0 { self.rejected.add(rejected, ordering: .relaxed) }
+    /// Adds what an ingest session counted between `earlier` and `now`.
+    func record(_ now: IngestStatistics, since earlier: IngestStatistics) {
+        func add(_ counter: borrowing Atomic<Int>, _ delta: Int) {
+            if delta > 0 { counter.add(delta, ordering: .relaxed) }
+        }
+        add(stanzas, now.stanzas - earlier.stanzas)
+        add(updates, now.presenceUpdates - earlier.presenceUpdates)
+        add(ignored, now.ignoredTotal - earlier.ignoredTotal)
+        add(rejected, now.rejectedTotal - earlier.rejectedTotal)
     }
 
     func streamErrorOccurred() { streamErrors.add(1, ordering: .relaxed) }
 
     func record(_ event: PressureEvent) {
         pressureTotal.add(1, ordering: .relaxed)
-        pressureLog.append(event)
+        pressureLog.withLock { log in
+            log.append(event)
+            if log.count > ServiceStatistics.pressureLogCapacity {
+                log.removeFirst(log.count - ServiceStatistics.pressureLogCapacity)
+            }
+        }
     }
 
     /// Pressure events since the service started (the log keeps only the most recent).
     public var pressureEventTotal: Int { pressureTotal.load(ordering: .relaxed) }
 
-    public var pressureEvents: [PressureEvent] { pressureLog.events }
-    public var pressureLevel: MemoryPressure { pressureLog.events.last?.response.level ?? .normal }
+    public var pressureEvents: [PressureEvent] { pressureLog.current }
+    public var pressureLevel: MemoryPressure { pressureLog.withLock { $0.last?.response.level } ?? .normal }
 }
 
 /// One pressure event the service delivered to its storage, and what it cost.
@@ -59,21 +71,4 @@ public struct PressureEvent: Sendable {
     public var time: PresenceTime
     public var source: String
     public var response: PressureResponse
-}
-
-private final class PressureLog: @unchecked Sendable {
-    // @unchecked: `storage` is only touched under `lock`.
-    private let lock = PthreadMutex()
-    private var storage: [PressureEvent] = []
-    /// Keeps the last events only: a service under pressure for days must not grow without bound.
-    private static let capacity = 1000
-
-    func append(_ event: PressureEvent) {
-        lock.withLock {
-            storage.append(event)
-            if storage.count > PressureLog.capacity { storage.removeFirst(storage.count - PressureLog.capacity) }
-        }
-    }
-
-    var events: [PressureEvent] { lock.withLock { storage } }
 }

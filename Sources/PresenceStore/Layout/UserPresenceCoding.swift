@@ -15,9 +15,8 @@ enum UserPresenceCoding {
     static let entryFixedSize = 8 + 4 + 3 + 2 + 2
     static let noStatus = UInt16.max
 
-    /// The longest status the encoding can hold; ``PresenceDecoder`` cuts statuses far shorter (1 KiB by default)
-    /// before they reach any storage, so every storage holds the same text.
-    static let maximumStatusBytes = Int(UInt16.max) - 1
+    /// The longest status the encoding can hold.
+    static let maximumStatusBytes = PresenceDetails.maximumStatusBytes
 
     /// The number of bytes `encode` writes for `presence`.
     static func encodedSize(of presence: UserPresence) -> Int {

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import PresenceStore
+import PresenceWire
 
 /// `presence compare`: every storage on the same stream and pressure, side by side, and a verdict.
 struct CompareCommand: ParsableCommand {
@@ -11,21 +13,14 @@ struct CompareCommand: ParsableCommand {
     @Argument(help: "The stream to read: a file, or - for standard input.")
     var input: String
 
-    @OptionGroup var storageOptions: StorageOptions
-    @OptionGroup var pressureOptions: PressureOptions
-    @OptionGroup var streamOptions: StreamOptions
+    @OptionGroup var replayOptions: ReplayOptions
     @OptionGroup var outputOptions: OutputOptions
-
-    struct Report: Encodable {
-        let storages: [ReplayReport]
-        let verdict: String
-    }
 
     func run() throws {
         var source = InputSource(path: input)
         var temporary: String?
         defer { if let temporary { unlink(temporary) } }
-        let runner = ReplayRunner(storageOptions: storageOptions, pressureOptions: pressureOptions, streamOptions: streamOptions)
+        let runner = ReplayRunner(options: replayOptions)
         let outcomes: [ReplayOutcome] = try ReplayRunner.exitingIfUnopenable {
             try source.checkReadable()
             if source.isStandardInput {
@@ -34,12 +29,12 @@ struct CompareCommand: ParsableCommand {
                 temporary = path
                 source = InputSource(path: path)
             }
-            return try StorageChoice.allCases.map { try runner.run(source, into: $0) }
+            return try MemoryStorageRegistry.kinds.map { try runner.run(source, into: $0) }
         }
-        let reports = outcomes.map { ReplayReport($0, listing: outputOptions.lostUsers) }
+        let reports = outcomes.map { $0.report(listing: outputOptions.lostUsers) }
         let verdict = Verdict.make(reports)
         switch outputOptions.format {
-        case .json: JSONOutput.print(Report(storages: reports, verdict: verdict))
+        case .json: JSONOutput.print(CompareReport(storages: reports, verdict: verdict))
         case .text: print(CompareText.render(reports, verdict: verdict))
         }
         if outcomes.contains(where: { $0.error != nil }) { throw ExitStatus.malformedInput }
@@ -78,13 +73,13 @@ enum CompareText {
         row("pressure events") { Format.count($0.pressureEvents.count) }
         row("storage bytes (est.)") { Format.bytes($0.storageEstimatedBytes) }
         row("stanzas/s") { Format.count($0.stanzasPerSecond) }
-        row("peak resident") { $0.peakResidentBytes.value.map(Format.bytes) ?? "unknown" }
+        row("peak resident") { $0.peakResidentBytes.map(Format.bytes) ?? "unknown" }
         var lines = [table.render()]
         if let first = reports.first {
             lines.insert("\(Format.count(first.stanzas)) stanzas, \(Format.count(first.presenceUpdates)) presence updates, "
-                         + "\(Format.count(first.ignored.total)) ignored, \(Format.count(first.rejected.total)) rejected", at: 0)
-            if let error = first.error.value {
-                lines.append("stream error: \(error.condition) at line \(error.line), column \(error.column): \(error.message); "
+                         + "\(Format.count(first.ignoredTotal)) ignored, \(Format.count(first.rejectedTotal)) rejected", at: 0)
+            if let error = first.error {
+                lines.append("stream error: \(error.condition) at \(Format.position(error)): \(error.message); "
                              + "everything before it was applied")
             }
         }
@@ -94,27 +89,5 @@ enum CompareText {
         for note in Set(reports.flatMap(\.notes)).sorted() { lines.append("note: \(note)") }
         lines.append("verdict: " + verdict)
         return lines.joined(separator: "\n")
-    }
-}
-
-/// One line a person can act on.
-enum Verdict {
-    static func make(_ reports: [ReplayReport]) -> String {
-        guard let dictionary = reports.first(where: { $0.storage == "dictionary" }) else { return "no dictionary run to compare with" }
-        let losers = reports.filter { $0.lost + $0.stale > 0 }
-        let size = Format.bytes(dictionary.storageEstimatedBytes)
-        if dictionary.users == 0 { return "no presence updates: nothing to compare" }
-        if losers.isEmpty {
-            return "no storage lost a status here; keep the dictionary (\(size) for \(Format.count(dictionary.users)) users): "
-                + "an evicting cache saves nothing until its limits or memory pressure bite"
-        }
-        let damage = losers.map { "\($0.storage) lost \(Format.count($0.lost)) (\(Format.percent($0.lossRate)))"
-            + ($0.stale > 0 ? " and showed \(Format.count($0.stale)) stale" : "") }.joined(separator: ", ")
-        let overBudget = dictionary.pressureEvents.contains { $0.overBudget }
-        if overBudget {
-            return "\(damage); the dictionary kept all \(Format.count(dictionary.users)) users but went over the memory budget "
-                + "(\(size)): raise the budget, or accept those losses and show them as unknown"
-        }
-        return "\(damage) of \(Format.count(dictionary.users)) users; the dictionary kept every status in \(size): use the dictionary"
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PresenceStore
+import PresenceWire
 
 /// `presence query`: replay a stream, then answer for each JID.
 struct QueryCommand: ParsableCommand {
@@ -14,12 +15,10 @@ struct QueryCommand: ParsableCommand {
     @Option(name: .customLong("server"), help: "Ask a running service instead, e.g. http://127.0.0.1:8080.")
     var server: ServerAddress?
 
-    @Option(name: .customLong("storage"), help: "dictionary, nscache or lru.")
-    var storage: StorageChoice = .dictionary
+    @Option(name: .customLong("storage"), help: "\(StorageName.choices).")
+    var storage: StorageName = .default
 
-    @OptionGroup var storageOptions: StorageOptions
-    @OptionGroup var pressureOptions: PressureOptions
-    @OptionGroup var streamOptions: StreamOptions
+    @OptionGroup var replayOptions: ReplayOptions
 
     @Option(name: .customLong("format"), help: "text or json.")
     var format: OutputFormat = .text
@@ -37,16 +36,15 @@ struct QueryCommand: ParsableCommand {
 
     func run() throws {
         if let server { return try ask(server) }
-        let outcome = try ReplayRunner(storageOptions: storageOptions, pressureOptions: pressureOptions, streamOptions: streamOptions)
-            .run(path: input ?? "-", into: storage)
+        let outcome = try ReplayRunner(options: replayOptions).run(path: input ?? "-", into: storage.kind)
         let results = jids.map { text -> PresenceQueryResult in
-            let key = (try! JID(text)).bare
+            let key = (try! JID(text)).bare  // validated in validate()
             return PresenceQueryResult(jid: key, stored: outcome.storage.lookup(key))
         }
-        let report = QueryReport(results: results, error: outcome.error.map(ReplayReport.StreamError.init))
+        let document = QueryDocument(results: results, error: outcome.error.map(ErrorReport.init))
         switch format {
-        case .json: JSONOutput.print(report)
-        case .text: print(report.renderText())
+        case .json: JSONOutput.print(document)
+        case .text: print(QueryText.render(document))
         }
         if outcome.error != nil { throw ExitStatus.malformedInput }
     }
@@ -55,10 +53,10 @@ struct QueryCommand: ParsableCommand {
     private func ask(_ server: ServerAddress) throws {
         let query = jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }.joined(separator: "&")
         let response = try server.get("/v1/presence?" + query)
-        let results = try JSONDecoder().decode(QueryReport.self, from: Data(response.body))
+        let document = try JSONDecoder().decode(QueryDocument.self, from: Data(response.body))
         switch format {
-        case .json: JSONOutput.print(results)
-        case .text: print(results.renderText())
+        case .json: JSONOutput.print(document)
+        case .text: print(QueryText.render(document))
         }
     }
 }

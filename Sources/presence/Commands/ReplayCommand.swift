@@ -10,18 +10,15 @@ struct ReplayCommand: ParsableCommand {
     @Argument(help: "The stream to read: a file, or - for standard input.")
     var input: String
 
-    @Option(name: .customLong("storage"), help: "dictionary, nscache or lru.")
-    var storage: StorageChoice = .dictionary
+    @Option(name: .customLong("storage"), help: "\(StorageName.choices).")
+    var storage: StorageName = .default
 
-    @OptionGroup var storageOptions: StorageOptions
-    @OptionGroup var pressureOptions: PressureOptions
-    @OptionGroup var streamOptions: StreamOptions
+    @OptionGroup var replayOptions: ReplayOptions
     @OptionGroup var outputOptions: OutputOptions
 
     func run() throws {
-        let outcome = try ReplayRunner(storageOptions: storageOptions, pressureOptions: pressureOptions, streamOptions: streamOptions)
-            .run(path: input, into: storage)
-        let report = ReplayReport(outcome, listing: outputOptions.lostUsers)
+        let outcome = try ReplayRunner(options: replayOptions).run(path: input, into: storage.kind)
+        let report = outcome.report(listing: outputOptions.lostUsers)
         switch outputOptions.format {
         case .json: JSONOutput.print(report)
         case .text: print(ReplayText.render(report))

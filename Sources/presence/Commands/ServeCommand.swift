@@ -17,8 +17,8 @@ struct ServeCommand: AsyncParsableCommand {
             hand and exit 0.
             """)
 
-    @Option(name: .customLong("storage"), help: "dictionary, nscache or lru.")
-    var storage: StorageChoice = .dictionary
+    @Option(name: .customLong("storage"), help: "\(StorageName.choices).")
+    var storage: StorageName = .default
 
     @OptionGroup var storageOptions: StorageOptions
 
@@ -37,11 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: "Seconds after which a silent feeder is closed (default 300).")
     var idleTimeout: Int = 300
 
-    @Option(name: .customLong("memory-budget"), help: "Resident memory budget, e.g. 512MiB: warning from 85%, critical at 100%.")
-    var memoryBudget: ByteSize?
-
-    @Flag(name: .customLong("psi"), help: "React to real kernel memory pressure (Linux PSI, cgroup v2 memory.events) where available.")
-    var psi = false
+    @OptionGroup var pressureOptions: PressureOptions
 
     @OptionGroup var streamOptions: StreamOptions
 
@@ -63,19 +59,10 @@ struct ServeCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "presence.service")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        var sources: [any MemoryPressureSource] = []
-        if let memoryBudget { sources.append(ResidentMemoryBudget(budgetBytes: memoryBudget.bytes, checkEvery: 1)) }
-        var kernel: KernelMemoryPressure?
-        if psi {
-            let started = PressureOptions.startKernelPressure()
-            kernel = started.monitor
-            if let monitor = started.monitor {
-                sources.append(monitor)
-                logger.info("kernel memory pressure", metadata: ["sources": "\(monitor.description)"])
-            }
-            for reason in started.detection.unavailable {
-                logger.notice("kernel memory pressure signal unavailable", metadata: ["reason": "\(reason)"])
-            }
+        let (sources, unavailable, kernel) = pressureOptions.makeSources()
+        if let kernel { logger.info("kernel memory pressure", metadata: ["sources": "\(kernel.description)"]) }
+        for reason in unavailable {
+            logger.notice("kernel memory pressure signal unavailable", metadata: ["reason": "\(reason)"])
         }
         defer { kernel?.stop() }
         let configuration = ServiceConfiguration(
@@ -83,30 +70,8 @@ struct ServeCommand: AsyncParsableCommand {
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder)
         let server = PresenceServer(
             configuration: configuration,
-            storage: storageOptions.make(storage, memoryBudget: memoryBudget?.bytes),
+            storage: storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes)),
             pressureSources: sources, logger: logger)
         try await server.run()
     }
-}
-
-/// `host:port` on the command line.
-struct HostAndPort: ExpressibleByArgument, CustomStringConvertible {
-    let host: String
-    let port: Int
-
-    init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    init?(argument: String) {
-        guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
-              (0 ... 65535).contains(port) else { return nil }
-        var host = String(argument[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { return nil }
-        self.init(host: host, port: port)
-    }
-
-    var description: String { "\(host):\(port)" }
 }

@@ -1,9 +1,28 @@
 import ArgumentParser
 import PresenceStore
 
-/// Which storage to use.
-enum StorageChoice: String, ExpressibleByArgument, CaseIterable {
-    case dictionary, nscache, lru
+/// A storage kind named on the command line: any name in ``MemoryStorageRegistry``.
+struct StorageName: ExpressibleByArgument, CustomStringConvertible {
+    let kind: MemoryStorageKind
+
+    init(_ kind: MemoryStorageKind) { self.kind = kind }
+
+    init?(argument: String) {
+        guard let kind = MemoryStorageRegistry.kind(named: argument) else { return nil }
+        self.kind = kind
+    }
+
+    static var allValueStrings: [String] { MemoryStorageRegistry.kinds.map(\.name) }
+
+    /// `dictionary, nscache or lru`, for help texts.
+    static var choices: String {
+        let names = allValueStrings
+        return names.count > 1 ? names.dropLast().joined(separator: ", ") + " or " + names.last! : names.joined()
+    }
+
+    static let `default` = StorageName(.dictionary)
+
+    var description: String { kind.name }
 }
 
 /// The storage limits; each applies only to the storages that have it, and a report names the ones that don't.
@@ -18,40 +37,25 @@ struct StorageOptions: ParsableArguments {
     var timeToLive: Int?
 
     @Option(name: .customLong("warning-retain"), help: "Share of users the LRU keeps on a memory warning (default 0.5).")
-    var warningRetainFraction: Double = LRUMemoryStorage.defaultWarningRetainFraction
+    var warningRetainFraction: Double?
 
     func validate() throws {
         if let countLimit, countLimit < 1 { throw ValidationError("--count-limit must be at least 1") }
         if let costLimit, costLimit.bytes < 1 { throw ValidationError("--cost-limit must be at least 1 byte") }
         if let timeToLive, timeToLive < 1 { throw ValidationError("--ttl must be at least 1 second") }
-        if !(0 ... 1).contains(warningRetainFraction) { throw ValidationError("--warning-retain must be between 0 and 1") }
-    }
-
-    func make(_ choice: StorageChoice, memoryBudget: Int?) -> any MemoryStorage {
-        switch choice {
-        case .dictionary:
-            DictionaryMemoryStorage(memoryBudget: memoryBudget)
-        case .nscache:
-            NSCacheMemoryStorage(countLimit: countLimit, costLimit: costLimit?.bytes)
-        case .lru:
-            LRUMemoryStorage(countLimit: countLimit, costLimit: costLimit?.bytes, timeToLive: timeToLive.map { .seconds($0) },
-                             warningRetainFraction: warningRetainFraction)
+        if let warningRetainFraction, !(0 ... 1).contains(warningRetainFraction) {
+            throw ValidationError("--warning-retain must be between 0 and 1")
         }
     }
 
-    /// The limits given that `choice` does not have, as the names of their flags.
-    func notApplicable(to choice: StorageChoice) -> [String] {
-        var names: [String] = []
-        switch choice {
-        case .dictionary:
-            if countLimit != nil { names.append("count-limit") }
-            if costLimit != nil { names.append("cost-limit") }
-            if timeToLive != nil { names.append("ttl") }
-        case .nscache:
-            if timeToLive != nil { names.append("ttl") }
-        case .lru:
-            break
-        }
-        return names
+    func configuration(memoryBudget: Int?) -> StorageConfiguration {
+        StorageConfiguration(
+            countLimit: countLimit, costLimit: costLimit?.bytes, timeToLive: timeToLive.map { .seconds($0) },
+            warningRetainFraction: warningRetainFraction, memoryBudget: memoryBudget)
+    }
+
+    /// The limits given that `kind` does not have, as the names of their flags.
+    func notApplicable(to kind: MemoryStorageKind) -> [String] {
+        kind.limitsNotApplicable(in: configuration(memoryBudget: nil)).map(\.rawValue)
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import PresenceStore
+import PresenceIngest
 import XMPPStream
 
 /// Parser and decoder limits, each with the parser's default.

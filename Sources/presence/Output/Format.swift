@@ -1,4 +1,5 @@
 import Foundation
+import PresenceWire
 
 /// Numbers for people: thousands separators, binary byte units, percentages.
 enum Format {
@@ -26,6 +27,13 @@ enum Format {
     static func percent(_ fraction: Double) -> String { String(format: "%.1f%%", fraction * 100) }
 
     static func seconds(_ value: Double) -> String { String(format: "%.3f s", value) }
+
+    /// `line 3, column 7` (and the byte offset when asked), or `an unknown position`.
+    static func position(_ error: ErrorReport, withByteOffset: Bool = false) -> String {
+        guard let line = error.line, let column = error.column else { return "an unknown position" }
+        let byte = withByteOffset ? error.byteOffset.map { " (byte \($0))" } ?? "" : ""
+        return "line \(line), column \(column)\(byte)"
+    }
 }
 
 /// A table with aligned columns: the first column left-aligned, the others right-aligned.

@@ -1,4 +1,5 @@
 import PresenceStore
+import PresenceWire
 
 /// The replay report for people.
 enum ReplayText {
@@ -8,8 +9,8 @@ enum ReplayText {
             ["storage", report.storage],
             ["stanzas", Format.count(report.stanzas)],
             ["presence updates", Format.count(report.presenceUpdates)],
-            ["ignored", Format.count(report.ignored.total) + reasons(report.ignored.byReason)],
-            ["rejected", Format.count(report.rejected.total) + reasons(report.rejected.byReason)],
+            ["ignored", Format.count(report.ignoredTotal) + reasons(report.ignored)],
+            ["rejected", Format.count(report.rejectedTotal) + reasons(report.rejected)],
             ["users", Format.count(report.users)],
             ["retained", Format.count(report.retained)],
             ["lost", Format.count(report.lost)],
@@ -19,7 +20,7 @@ enum ReplayText {
             ["pressure events", pressureSummary(report.pressureEvents)],
             ["storage size", "\(Format.count(report.storageEntries)) users, \(Format.bytes(report.storageEstimatedBytes)) (estimated)"],
             ["throughput", "\(Format.count(report.stanzasPerSecond)) stanzas/s (\(Format.bytes(report.bytes)) in \(Format.seconds(report.elapsedSeconds)))"],
-            ["peak resident memory", report.peakResidentBytes.value.map(Format.bytes) ?? "unknown"],
+            ["peak resident memory", report.peakResidentBytes.map(Format.bytes) ?? "unknown"],
         ]
         var lines = [table.render()]
         if !report.notApplicable.isEmpty {
@@ -33,8 +34,8 @@ enum ReplayText {
         if !report.staleUsers.isEmpty {
             lines.append("stale users: " + report.staleUsers.joined(separator: ", "))
         }
-        if let error = report.error.value {
-            lines.append("stream error: \(error.condition) at line \(error.line), column \(error.column) (byte \(error.byteOffset)): \(error.message); "
+        if let error = report.error {
+            lines.append("stream error: \(error.condition) at \(Format.position(error, withByteOffset: true)): \(error.message); "
                          + "the \(Format.count(report.presenceUpdates)) updates before it were applied")
         }
         return lines.joined(separator: "\n")

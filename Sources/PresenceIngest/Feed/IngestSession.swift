@@ -1,0 +1,62 @@
+import PresenceStore
+import XMPPStream
+
+/// One incoming stanza stream applied to a storage: bytes → parser → decoder → storage, each presence applied
+/// as soon as its stanza is complete, also when the bytes trickle in.
+///
+/// Every source drives one: the service's feed listener (one per feeder connection), the command line's file
+/// or standard-input replay, and a client connection to an XMPP server. A stream error ends the session;
+/// everything applied before it stays applied, and ``statistics`` still counts it.
+///
+/// Not thread-safe: a session belongs to the task that reads its stream.
+public final class IngestSession {
+    public let storage: any MemoryStorage
+    private var feed: PresenceFeed
+    private let clock: @Sendable () -> PresenceTime
+    /// Told every parser event before it is decoded: the stream header, every stanza (presence or not) and the
+    /// end of the stream. A client connection reads its stream features, IQs and stream errors here.
+    public var onEvent: ((XMPPStreamEvent) -> Void)?
+    /// Told every update after it was applied to the storage, with the time it was applied at.
+    public var onApplied: ((PresenceUpdate, PresenceTime) -> Void)?
+
+    /// - Parameter clock: the time given to updates without a delay stamp; wall-clock time by default.
+    public init(
+        storage: any MemoryStorage, configuration: XMPPStreamParser.Configuration = .init(),
+        decoder: PresenceDecoder = .init(), clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
+    ) {
+        self.storage = storage
+        feed = PresenceFeed(configuration: configuration, decoder: decoder)
+        self.clock = clock
+    }
+
+    /// What the stream contained so far, by outcome.
+    public var statistics: IngestStatistics { feed.statistics }
+    /// The error that ended the stream, if any.
+    public var error: XMPPStreamError? { feed.error }
+    /// The stream header, once read.
+    public var header: StreamHeader? { feed.header }
+
+    /// Applies the next chunk of the stream.
+    public func feed(_ bytes: UnsafeRawBufferPointer) throws(XMPPStreamError) {
+        try feed.feed(bytes, onEvent: { onEvent?($0) }, apply: apply)
+    }
+
+    /// Applies the next chunk of the stream.
+    public func feed(_ bytes: some Collection<UInt8>) throws(XMPPStreamError) {
+        let array = Array(bytes)
+        try array.withUnsafeBytes { buffer in
+            Result { () throws(XMPPStreamError) in try feed(buffer) }
+        }.get()
+    }
+
+    /// The stream's input ended: a stream cut inside a stanza is an error (everything before it stays applied).
+    public func finish() throws(XMPPStreamError) {
+        try feed.finish(onEvent: { onEvent?($0) }, apply: apply)
+    }
+
+    private func apply(_ update: PresenceUpdate) {
+        let now = clock()
+        storage.apply(update, receivedAt: now)
+        onApplied?(update, now)
+    }
+}

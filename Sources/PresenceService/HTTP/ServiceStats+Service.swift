@@ -1,0 +1,28 @@
+import PresencePressure
+import PresenceStore
+import PresenceWire
+
+extension ServiceStats {
+    /// The service's statistics now: the storage's counters, the service's, and the process's memory.
+    init(storage: any MemoryStorage, statistics: ServiceStatistics) {
+        let storageStatistics = storage.statistics
+        self.init(
+            storage: storage.name, entries: storageStatistics.entries,
+            storageEstimatedBytes: storageStatistics.estimatedBytes, lost: storageStatistics.lost,
+            removals: Dictionary(uniqueKeysWithValues: storageStatistics.removals.map { ($0.key.rawValue, $0.value) }),
+            evictions: Dictionary(uniqueKeysWithValues: storageStatistics.evictions.map { ($0.key.rawValue, $0.value) }),
+            pressureLevel: statistics.pressureLevel.rawValue,
+            pressureEvents: statistics.pressureEvents.map {
+                Pressure(
+                    time: $0.time.description, source: $0.source, level: $0.response.level.rawValue,
+                    evicted: $0.response.evicted, entriesBefore: $0.response.entriesBefore,
+                    entriesAfter: $0.response.entriesAfter, bytesBefore: $0.response.bytesBefore,
+                    bytesAfter: $0.response.bytesAfter, overBudget: $0.response.overBudget)
+            },
+            residentBytes: ProcessMemory.residentBytes(), peakResidentBytes: ProcessMemory.peakResidentBytes(),
+            feedersConnected: statistics.feedersConnected, connectionsAccepted: statistics.connectionsAccepted,
+            stanzasRead: statistics.stanzasRead, updatesApplied: statistics.updatesApplied,
+            stanzasIgnored: statistics.stanzasIgnored, presencesRejected: statistics.presencesRejected,
+            streamErrors: statistics.streamErrorCount)
+    }
+}

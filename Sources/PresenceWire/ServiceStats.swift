@@ -1,0 +1,111 @@
+/// The body of `GET /v1/stats`, and what `presence stats --server` prints.
+public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
+    /// One pressure event the service delivered to its storage, and what it cost.
+    public struct Pressure: Hashable, Sendable, Decodable {
+        public var time: String
+        public var source: String
+        public var level: String
+        public var evicted: Int
+        public var entriesBefore: Int
+        public var entriesAfter: Int
+        public var bytesBefore: Int
+        public var bytesAfter: Int
+        public var overBudget: Bool
+
+        public init(time: String, source: String, level: String, evicted: Int, entriesBefore: Int, entriesAfter: Int,
+                    bytesBefore: Int, bytesAfter: Int, overBudget: Bool) {
+            self.time = time
+            self.source = source
+            self.level = level
+            self.evicted = evicted
+            self.entriesBefore = entriesBefore
+            self.entriesAfter = entriesAfter
+            self.bytesBefore = bytesBefore
+            self.bytesAfter = bytesAfter
+            self.overBudget = overBudget
+        }
+    }
+
+    public var storage: String
+    /// Users the storage holds.
+    public var entries: Int
+    public var storageEstimatedBytes: Int
+    /// Users the storage lost and has not been given again.
+    public var lost: Int
+    /// Removals by cause, evictions and the caller's own.
+    public var removals: [String: Int]
+    /// Removals the storage decided on its own.
+    public var evictions: [String: Int]
+    public var pressureLevel: String
+    /// The most recent pressure events (up to 1000), with what each cost.
+    public var pressureEvents: [Pressure]
+    public var residentBytes: Int?
+    public var peakResidentBytes: Int?
+    public var feedersConnected: Int
+    public var connectionsAccepted: Int
+    public var stanzasRead: Int
+    public var updatesApplied: Int
+    public var stanzasIgnored: Int
+    public var presencesRejected: Int
+    public var streamErrors: Int
+
+    public init(
+        storage: String, entries: Int, storageEstimatedBytes: Int, lost: Int, removals: [String: Int],
+        evictions: [String: Int], pressureLevel: String, pressureEvents: [Pressure], residentBytes: Int?,
+        peakResidentBytes: Int?, feedersConnected: Int, connectionsAccepted: Int, stanzasRead: Int,
+        updatesApplied: Int, stanzasIgnored: Int, presencesRejected: Int, streamErrors: Int
+    ) {
+        self.storage = storage
+        self.entries = entries
+        self.storageEstimatedBytes = storageEstimatedBytes
+        self.lost = lost
+        self.removals = removals
+        self.evictions = evictions
+        self.pressureLevel = pressureLevel
+        self.pressureEvents = pressureEvents
+        self.residentBytes = residentBytes
+        self.peakResidentBytes = peakResidentBytes
+        self.feedersConnected = feedersConnected
+        self.connectionsAccepted = connectionsAccepted
+        self.stanzasRead = stanzasRead
+        self.updatesApplied = updatesApplied
+        self.stanzasIgnored = stanzasIgnored
+        self.presencesRejected = presencesRejected
+        self.streamErrors = streamErrors
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("connectionsAccepted"); writer.int(connectionsAccepted)
+            writer.key("entries"); writer.int(entries)
+            writer.key("evictions"); writer.counts(evictions)
+            writer.key("feedersConnected"); writer.int(feedersConnected)
+            writer.key("lost"); writer.int(lost)
+            writer.key("peakResidentBytes"); writer.int(peakResidentBytes)
+            writer.key("presencesRejected"); writer.int(presencesRejected)
+            writer.key("pressureEvents")
+            writer.array(pressureEvents) { writer, event in
+                writer.object { writer in
+                    writer.key("bytesAfter"); writer.int(event.bytesAfter)
+                    writer.key("bytesBefore"); writer.int(event.bytesBefore)
+                    writer.key("entriesAfter"); writer.int(event.entriesAfter)
+                    writer.key("entriesBefore"); writer.int(event.entriesBefore)
+                    writer.key("evicted"); writer.int(event.evicted)
+                    writer.key("level"); writer.string(event.level)
+                    writer.key("overBudget"); writer.bool(event.overBudget)
+                    writer.key("source"); writer.string(event.source)
+                    writer.key("time"); writer.string(event.time)
+                }
+            }
+            writer.key("pressureLevel"); writer.string(pressureLevel)
+            writer.key("removals"); writer.counts(removals)
+            writer.key("residentBytes"); writer.int(residentBytes)
+            writer.key("stanzasIgnored"); writer.int(stanzasIgnored)
+            writer.key("stanzasRead"); writer.int(stanzasRead)
+            writer.key("storage"); writer.string(storage)
+            writer.key("storageEstimatedBytes"); writer.int(storageEstimatedBytes)
+            writer.key("streamErrors"); writer.int(streamErrors)
+            writer.key("updatesApplied"); writer.int(updatesApplied)
+        }
+    }
+}

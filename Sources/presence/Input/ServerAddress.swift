@@ -1,0 +1,36 @@
+import ArgumentParser
+import LoopbackHTTP
+
+/// `http://host:port` of a running service.
+struct ServerAddress: ExpressibleByArgument {
+    let host: String
+    let port: Int
+
+    init?(argument: String) {
+        var rest = Substring(argument)
+        if rest.hasPrefix("http://") { rest = rest.dropFirst(7) }
+        while rest.hasSuffix("/") { rest = rest.dropLast() }
+        guard let address = HostAndPort(argument: String(rest)) else { return nil }
+        host = address.host
+        port = address.port
+    }
+
+    /// GETs a path; a connection failure or a non-200 answer is an error for the user (exit 1 with the reason).
+    func get(_ path: String) throws -> LoopbackHTTPClient.Response {
+        let response: LoopbackHTTPClient.Response
+        do {
+            response = try LoopbackHTTPClient.get(host: host, port: port, path: path)
+        } catch {
+            throw ValidationFailure("cannot reach the service at \(host):\(port): \(error)")
+        }
+        guard response.status == 200 else {
+            throw ValidationFailure("the service answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+        }
+        return response
+    }
+}
+
+struct ValidationFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
