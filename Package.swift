@@ -86,10 +86,9 @@ let package = Package(
         .testTarget(
             name: "PresenceServiceTests",
             dependencies: [
-                "PresenceService", "PresenceStore", "PresenceWire", "PresenceWorkload", "LoopbackHTTP",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload", "LoopbackHTTP",
             ]),
-        .testTarget(name: "PresenceCLITests", dependencies: ["presence", "LoopbackHTTP"]),
+        .testTarget(name: "PresenceCLITests", dependencies: ["presence", "LoopbackHTTP", "PresenceStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

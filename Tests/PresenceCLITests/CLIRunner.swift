@@ -1,13 +1,43 @@
 import Foundation
+import PresenceStore
 
-/// Runs the built `presence` binary and captures what it prints.
+/// What a run of the `presence` binary printed, and how it ended.
 struct CLIResult {
     let status: Int32
     let stdout: String
     let stderr: String
+    /// The run did not end within its time limit and was killed.
+    let timedOut: Bool
 
     var json: [String: Any]? {
         (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any]
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own, so that a child filling one pipe never blocks on the other.
+final class PipeDrain: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let data = Locked(Data())
+
+    init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread { [data, done] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                data.withLock { $0.append(chunk) }
+            }
+            done.signal()
+        }.start()
+    }
+
+    /// What was read so far.
+    var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
+
+    /// Everything, once the writer closed the pipe.
+    func finish() -> String {
+        done.wait()
+        return text
     }
 }
 
@@ -24,8 +54,13 @@ enum CLI {
 
     static func sample(_ name: String) -> String { repository.appendingPathComponent("Samples/\(name)").path }
 
-    /// Runs `presence` with `arguments`; `stdinChunks` are written to its standard input with `delay` between them.
-    static func run(_ arguments: [String], stdinChunks: [Data]? = nil, delay: TimeInterval = 0) throws -> CLIResult {
+    /// Runs `presence` with `arguments`; `stdinChunks` are written to its standard input with `delay` between
+    /// them, and standard input is closed afterwards unless `closeInput` is false (then the process must end on
+    /// its own while the pipe is still open). A run still going after `timeout` is killed and marked timed out.
+    static func run(
+        _ arguments: [String], stdinChunks: [Data]? = nil, delay: TimeInterval = 0, closeInput: Bool = true,
+        timeout: Duration = .seconds(120)
+    ) throws -> CLIResult {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -34,19 +69,29 @@ enum CLI {
         process.standardOutput = output
         process.standardError = errors
         let input = Pipe()
-        if stdinChunks != nil { process.standardInput = input } else { process.standardInput = FileHandle.nullDevice }
+        process.standardInput = stdinChunks != nil ? input : FileHandle.nullDevice
         try process.run()
+        let stdout = PipeDrain(output)
+        let stderr = PipeDrain(errors)
         if let stdinChunks {
             for chunk in stdinChunks {
-                input.fileHandleForWriting.write(chunk)
+                try input.fileHandleForWriting.write(contentsOf: chunk)
                 if delay > 0 { Thread.sleep(forTimeInterval: delay) }
             }
-            try input.fileHandleForWriting.close()
+            if closeInput { try input.fileHandleForWriting.close() }
         }
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = errors.fileHandleForReading.readDataToEndOfFile()
+        let timedOut = !waitForExit(process, timeout: timeout)
+        if stdinChunks != nil && !closeInput { try? input.fileHandleForWriting.close() }
+        return CLIResult(status: process.terminationStatus, stdout: stdout.finish(), stderr: stderr.finish(), timedOut: timedOut)
+    }
+
+    /// Waits for `process` to end; kills it and answers false when it is still running after `timeout`.
+    static func waitForExit(_ process: Process, timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        guard process.isRunning else { return true }
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self))
+        return false
     }
 }

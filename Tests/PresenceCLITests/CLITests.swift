@@ -114,16 +114,21 @@ struct CLITests {
     }
 
     @Test func standardInputFedSlowlyIsAppliedAsItArrives() throws {
-        let stanzas = [
+        // The pipe stays open: the command can only answer if it applied each stanza as its bytes arrived and
+        // stopped at the malformed one, not if it waited for the end of its input.
+        let chunks = [
             "<presence from='a@example.com/desk'><show>dnd</show></presence>\n",
             "<presence from='b@example.com/desk'/>\n<presence from='a@example.com/desk' type='unavai",
             "lable'/>\n",
+            "<presence from='c@example.com/desk'></wrong>",
         ]
-        let result = try CLI.run(["query", "--input", "-", "--format", "json", "a@example.com", "b@example.com"],
-                                 stdinChunks: stanzas.map { Data($0.utf8) }, delay: 0.2)
-        #expect(result.status == 0, "\(result.stderr)")
+        let result = try CLI.run(["query", "--input", "-", "--format", "json", "a@example.com", "b@example.com", "c@example.com"],
+                                 stdinChunks: chunks.map { Data($0.utf8) }, delay: 0.1, closeInput: false, timeout: .seconds(30))
+        #expect(!result.timedOut, "the command waited for the end of standard input")
+        #expect(result.status == 65, "\(result.stderr)")
         let results = try #require(result.json?["results"] as? [[String: Any]])
-        #expect(results.map { $0["state"] as? String } == ["offline", "available"])
+        #expect(results.map { $0["state"] as? String } == ["offline", "available", "unknown"])
+        #expect((result.json?["error"] as? [String: Any])?["condition"] as? String == "not-well-formed")
     }
 
     @Test func compareReadsStandardInputOnceForEveryStorage() throws {

@@ -1,4 +1,5 @@
 import Testing
+import PresenceIngest
 import PresenceStore
 import XMPPStream
 

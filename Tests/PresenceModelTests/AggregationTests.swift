@@ -1,5 +1,6 @@
+import PresenceTestSupport
 import Testing
-import PresenceStore
+import PresenceModel
 
 @Suite("A user's status aggregates their resources (RFC 6121)")
 struct AggregationTests {

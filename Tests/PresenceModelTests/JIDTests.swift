@@ -1,5 +1,5 @@
 import Testing
-import PresenceStore
+import PresenceModel
 
 @Suite("JIDs follow RFC 7622")
 struct JIDTests {

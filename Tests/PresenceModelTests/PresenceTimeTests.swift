@@ -1,5 +1,5 @@
 import Testing
-import PresenceStore
+import PresenceModel
 
 @Suite("XEP-0082 timestamps")
 struct PresenceTimeTests {

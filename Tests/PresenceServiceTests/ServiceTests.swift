@@ -1,6 +1,9 @@
 import Foundation
 import PresenceService
+import PresenceIngest
 import PresenceStore
+import PresenceWire
+import LoopbackHTTP
 import PresenceWorkload
 import Testing
 
@@ -8,26 +11,26 @@ import Testing
 struct ServiceTests {
     @Test func aStanzaFedAloneOnAnOpenConnectionIsQueryable() async throws {
         try await withService { ports in
-            let feeder = try Feeder(port: ports.feed)
+            let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }
-            try feeder.send("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>")
-            try feeder.send("<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status></presence>")
-            #expect(try await eventually { try state(of: "alice@example.com", port: ports.http)?.state == "available" })
-            let result = try #require(try state(of: "alice@example.com", port: ports.http))
-            #expect(result.show == "dnd")
+            try await feeder.send("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>")
+            try await feeder.send("<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status></presence>")
+            #expect(try await eventually { try await state(of: "alice@example.com", port: ports.http)?.state == .available })
+            let result = try #require(try await state(of: "alice@example.com", port: ports.http))
+            #expect(result.show == .dnd)
             #expect(result.status == "Focus")
             #expect(result.resource == "desk")
-            #expect(try state(of: "nobody@example.com", port: ports.http)?.state == "unknown")
+            #expect(try await state(of: "nobody@example.com", port: ports.http)?.state == .unknown)
         }
     }
 
     @Test func severalJIDsAreAnsweredInOneRequestInTheCLIsShape() async throws {
         try await withService { ports in
-            let feeder = try Feeder(port: ports.feed)
+            let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }
-            try feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk' type='unavailable'/>")
-            #expect(try await eventually { try state(of: "b@example.com", port: ports.http)?.state == "offline" })
-            let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/v1/presence?jid=a@example.com&jid=B@Example.com&jid=c@example.com")
+            try await feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk' type='unavailable'/>")
+            #expect(try await eventually { try await state(of: "b@example.com", port: ports.http)?.state == .offline })
+            let response = try await httpGet("/v1/presence?jid=a@example.com&jid=B@Example.com&jid=c@example.com", port: ports.http)
             #expect(response.status == 200)
             let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
             #expect(json["error"] is NSNull)
@@ -37,9 +40,9 @@ struct ServiceTests {
             for key in ["jid", "state", "show", "status", "priority", "resource", "attendance", "since"] {
                 #expect(results.allSatisfy { $0[key] != nil }, "\(key)")
             }
-            let invalid = try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/v1/presence/@nobody")
+            let invalid = try await httpGet("/v1/presence/@nobody", port: ports.http)
             #expect(invalid.status == 400)
-            #expect(try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/v1/presence").status == 400)
+            #expect(try await httpGet("/v1/presence", port: ports.http).status == 400)
         }
     }
 
@@ -68,12 +71,12 @@ struct ServiceTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for stream in streams {
                     group.addTask {
-                        let feeder = try Feeder(port: ports.feed)
+                        let feeder = try await Feeder.connect(port: ports.feed)
                         defer { feeder.close() }
                         var offset = 0
                         while offset < stream.count {  // in uneven chunks, as a network delivers them
                             let end = min(offset + 1000 + offset % 3001, stream.count)
-                            try feeder.send(Array(stream[offset ..< end]))
+                            try await feeder.send(Array(stream[offset ..< end]))
                             offset = end
                         }
                     }
@@ -81,14 +84,14 @@ struct ServiceTests {
                 group.addTask {  // queries while the feeders run
                     let keys = Array(expected.keys.prefix(50))
                     for round in 0 ..< 40 {
-                        _ = try state(of: keys[round % keys.count].rawValue, port: ports.http)
+                        _ = try await state(of: keys[round % keys.count].rawValue, port: ports.http)
                     }
                 }
                 try await group.waitForAll()
             }
             let total = updatesPerFeeder * feeders
             #expect(try await eventually(timeout: .seconds(60)) {
-                try get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == total
+                try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == total
             })
         }
         #expect(storage.count == expected.count)
@@ -101,20 +104,20 @@ struct ServiceTests {
 
     @Test func aMalformedFeederGetsAStreamErrorAndOthersAreUntouched() async throws {
         try await withService { ports in
-            let good = try Feeder(port: ports.feed)
+            let good = try await Feeder.connect(port: ports.feed)
             defer { good.close() }
-            try good.send("<presence from='good@example.com/desk'/>")
-            let bad = try Feeder(port: ports.feed)
+            try await good.send("<presence from='good@example.com/desk'/>")
+            let bad = try await Feeder.connect(port: ports.feed)
             defer { bad.close() }
-            try bad.send("<presence from='bad@example.com/desk'/><presence from='bad2@example.com/desk'><show>away</sho></presence>")
-            let answer = bad.readUntilClosed()
+            try await bad.send("<presence from='bad@example.com/desk'/><presence from='bad2@example.com/desk'><show>away</sho></presence>")
+            let answer = try await bad.readUntilClosed().text
             #expect(answer.contains("<stream:error><not-well-formed xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"))
             #expect(answer.hasSuffix("</stream:stream>"))
-            try good.send("<presence from='good@example.com/phone'/>")
-            #expect(try await eventually { try get(PresenceResults.self, "/v1/presence?jid=good@example.com", port: ports.http).results[0].state == "available" })
-            #expect(try state(of: "bad@example.com", port: ports.http)?.state == "available", "applied before the error")
-            #expect(try state(of: "bad2@example.com", port: ports.http)?.state == "unknown")
-            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1 })
+            try await good.send("<presence from='good@example.com/phone'/>")
+            #expect(try await eventually { try await get(QueryDocument.self, "/v1/presence?jid=good@example.com", port: ports.http).results[0].state == .available })
+            #expect(try await state(of: "bad@example.com", port: ports.http)?.state == .available, "applied before the error")
+            #expect(try await state(of: "bad2@example.com", port: ports.http)?.state == .unknown)
+            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1 })
         }
     }
 
@@ -124,22 +127,22 @@ struct ServiceTests {
     ])
     func restrictedXMLAndOversizedStanzasAreStreamErrors(input: String, condition: String) async throws {
         try await withService(configure: { $0.stream = .init(limits: .init(maxStanzaBytes: 200)) }) { ports in
-            let feeder = try Feeder(port: ports.feed)
+            let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }
-            try feeder.send(input)
-            #expect(feeder.readUntilClosed().contains("<\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"))
+            try await feeder.send(input)
+            #expect(try await feeder.readUntilClosed().text.contains("<\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"))
         }
     }
 
     @Test func aFeederCutMidStanzaKeepsWhatCameBefore() async throws {
         try await withService { ports in
-            let feeder = try Feeder(port: ports.feed)
-            try feeder.send("<presence from='kept@example.com/desk'/><presence from='cut@example.com/desk'><sta")
+            let feeder = try await Feeder.connect(port: ports.feed)
+            try await feeder.send("<presence from='kept@example.com/desk'/><presence from='cut@example.com/desk'><sta")
             feeder.close()
-            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1 })
-            #expect(try state(of: "kept@example.com", port: ports.http)?.state == "available")
-            #expect(try state(of: "cut@example.com", port: ports.http)?.state == "unknown")
-            #expect(try get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 0)
+            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1 })
+            #expect(try await state(of: "kept@example.com", port: ports.http)?.state == .available)
+            #expect(try await state(of: "cut@example.com", port: ports.http)?.state == .unknown)
+            #expect(try await get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 0)
         }
     }
 
@@ -148,40 +151,39 @@ struct ServiceTests {
             $0.maxConnections = 1
             $0.idleTimeout = .seconds(1)
         }) { ports in
-            let first = try Feeder(port: ports.feed)
+            let first = try await Feeder.connect(port: ports.feed)
             defer { first.close() }
-            try first.send("<presence from='a@example.com/desk'/>")
-            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 1 })
-            let second = try Feeder(port: ports.feed)
+            try await first.send("<presence from='a@example.com/desk'/>")
+            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 1 })
+            let second = try await Feeder.connect(port: ports.feed)
             defer { second.close() }
-            #expect(second.readUntilClosed().contains("<policy-violation"))
-            let started = ContinuousClock.now
-            _ = first.readUntilClosed()  // the idle timeout closes it
-            #expect(started.duration(to: .now) < .seconds(5))
+            #expect(try await second.readUntilClosed().text.contains("<policy-violation"))
+            let silent = try await first.readUntilClosed()
+            #expect(silent.closedByService, "the 1 s idle timeout closes a silent feeder (the test waits 10 s at most)")
         }
     }
 
     @Test func statsMetricsAndHealthAnswer() async throws {
         try await withService(storage: LRUMemoryStorage(countLimit: 1)) { ports in
-            let feeder = try Feeder(port: ports.feed)
+            let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }
-            try feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk'/>")
-            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == 2 })
-            let stats = try get(ServiceStats.self, "/v1/stats", port: ports.http)
+            try await feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk'/>")
+            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == 2 })
+            let stats = try await get(ServiceStats.self, "/v1/stats", port: ports.http)
             #expect(stats.storage == "lru")
             #expect(stats.entries == 1)
             #expect(stats.lost == 1)
             #expect(stats.evictions["count-limit"] == 1)
             #expect(stats.feedersConnected == 1)
             #expect(stats.residentBytes != nil)
-            #expect(try state(of: "a@example.com", port: ports.http)?.state == "lost")
-            let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/metrics")
+            #expect(try await state(of: "a@example.com", port: ports.http)?.state == .lost)
+            let metrics = try await httpGet("/metrics", port: ports.http)
             let text = String(decoding: metrics.body, as: UTF8.self)
             #expect(metrics.status == 200)
             #expect(text.contains("presence_updates_applied_total 2"))
             #expect(text.contains("presence_storage_entries 1"))
             #expect(text.contains("presence_storage_removals{cause=\"count-limit\"} 1"))
-            let health = try LoopbackHTTPClient.get(host: "127.0.0.1", port: ports.http, path: "/healthz")
+            let health = try await httpGet("/healthz", port: ports.http)
             #expect(health.status == 200)
         }
     }
@@ -190,11 +192,11 @@ struct ServiceTests {
         let storage = DictionaryMemoryStorage()
         let total = 20_000
         try await withService(storage: storage) { ports in
-            let feeder = try Feeder(port: ports.feed)
-            #expect(try await eventually { try get(ServiceStats.self, "/v1/stats", port: ports.http).connectionsAccepted == 1 })
+            let feeder = try await Feeder.connect(port: ports.feed)
+            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).connectionsAccepted == 1 })
             var stream = ""
             for index in 0 ..< total { stream += "<presence from='user\(index)@example.com/desk'/>" }
-            try feeder.send(stream)
+            try await feeder.send(stream)
             feeder.close()
             // Shutdown is triggered right away, while the service is still applying those bytes.
         }

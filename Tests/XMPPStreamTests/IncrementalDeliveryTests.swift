@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import XMPPStream
 
@@ -99,10 +100,20 @@ struct IncrementalDeliveryTests {
         }
     }
 
-    @Test func deferralIsDetectedAtRunTime() {
-        // Whatever the installed libexpat, the parser must know whether reparse deferral exists; the delivery
-        // tests above prove it is off when it does.
+    @Test func deferralIsDetectedAtRunTime() throws {
+        // Whatever the installed libexpat, the parser must know whether reparse deferral exists (the delivery
+        // tests above prove it is off when it does). Checked independently of `dlsym`: the symbol's name is in
+        // the dynamic symbol table of the libexpat this process loaded, and every libexpat from 2.6.0 has it.
         #expect(Expat.version.hasPrefix("expat_"))
-        _ = Expat.hasReparseDeferral
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        let library = try #require(maps.split(separator: "\n").compactMap { line -> String? in
+            guard let slash = line.firstIndex(of: "/"), line.contains("libexpat") else { return nil }
+            return String(line[slash...])
+        }.first, "libexpat is mapped into the process")
+        let bytes = try #require(FileManager.default.contents(atPath: library))
+        let hasSymbol = bytes.range(of: Data("XML_SetReparseDeferralEnabled".utf8)) != nil
+        #expect(Expat.hasReparseDeferral == hasSymbol, "\(library)")
+        let parts = Expat.version.dropFirst("expat_".count).split(separator: ".").compactMap { Int($0) }
+        if parts.count >= 2, (parts[0], parts[1]) >= (2, 6) { #expect(Expat.hasReparseDeferral) }
     }
 }

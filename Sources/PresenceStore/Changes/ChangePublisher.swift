@@ -38,10 +38,11 @@ final class ChangePublisher: Sendable {
 
     // MARK: Called with the storage's lock held
 
-    /// A user's value went from `old` to `new` through an update or a `set`; `wasLost` says the storage had
-    /// lost the user, which makes it a refill.
+    /// A user's value went from `old` to `new` through an update or a `set`; a `lostCause` says the storage had
+    /// lost the user, which makes it a refill. An update that removes the user is the caller's removal.
     func publishUpdate(_ key: BareJID, old: UserPresence?, new: UserPresence?, lostCause: RemovalCause?? = nil) {
         guard isObserved else { return }
+        if new == nil, let old { return publishRemoval(key, old: old, cause: .explicit) }
         let before: VisibleStatus
         if old == nil, let lostCause { before = .lost(lostCause) } else { before = VisibleStatus(old) }
         let after = VisibleStatus(new)

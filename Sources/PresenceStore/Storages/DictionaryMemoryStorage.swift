@@ -99,6 +99,7 @@ public final class DictionaryMemoryStorage: MemoryStorage {
     }
 
     public func update<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> R {
+        var removed = false
         let result = withStripe(key) { table, bytes, hash in
             let record = table.find(bytes, hash: hash)
             let old = record.map { table.value(of: $0) }
@@ -106,13 +107,16 @@ public final class DictionaryMemoryStorage: MemoryStorage {
             let result = body(&value)
             switch (record, value) {
             case (let record?, let value?): table.replace(record, hash: hash, with: value)
-            case (let record?, nil): table.remove(record, hash: hash)
+            case (let record?, nil):
+                table.remove(record, hash: hash)
+                removed = true
             case (nil, let value?): table.insert(bytes, hash: hash, value: value)
             case (nil, nil): break
             }
             changes.publishUpdate(key, old: old, new: value)
             return result
         }
+        if removed { ledger.withLock { $0.record(key, .explicit) } }
         changes.deliver()
         return result
     }

@@ -1,0 +1,79 @@
+import Foundation
+import PresenceIngest
+import PresenceStore
+import PresenceTestSupport
+import PresenceWire
+import Testing
+import XMPPStream
+
+@Suite("The wire format: one writer per document, valid JSON that reads back the same")
+struct WireFormatTests {
+    static func results() -> [PresenceQueryResult] {
+        var presence = UserPresence()
+        presence.apply(available("a@example.com/desk \"quoted\"", priority: -3, show: .dnd, status: "Line\nbreak \\ tab\t \u{1} é ✓",
+                                 attendance: .businessTrip), receivedAt: time(1))
+        var offline = UserPresence()
+        offline.apply(unavailable("b@example.com", status: "Gone", attendance: .vacation), receivedAt: time(2))
+        return [
+            PresenceQueryResult(jid: jid("a@example.com"), stored: .present(presence)),
+            PresenceQueryResult(jid: jid("b@example.com"), stored: .present(offline)),
+            PresenceQueryResult(jid: jid("c@example.com"), stored: .lost(.countLimit)),
+            PresenceQueryResult(jid: jid("d@example.com"), stored: .lost(nil)),
+            PresenceQueryResult(jid: jid("e@example.com"), stored: .unknown),
+        ]
+    }
+
+    @Test(arguments: [false, true])
+    func queryDocumentsReadBackAsTheSameResults(pretty: Bool) throws {
+        let document = QueryDocument(results: WireFormatTests.results())
+        let bytes = document.jsonBytes(pretty: pretty)
+        #expect(try JSONDecoder().decode(QueryDocument.self, from: Data(bytes)) == document)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect(object["error"] is NSNull, "a field with no value is null, never left out")
+        let first = try #require((object["results"] as? [[String: Any]])?.first)
+        #expect(first.keys.sorted() == ["attendance", "cause", "jid", "priority", "resource", "show", "since", "state", "status"])
+        #expect(first["status"] as? String == "Line\nbreak \\ tab\t \u{1} é ✓", "control characters and quotes are escaped")
+        #expect(first["state"] as? String == "available")
+        #expect(first["show"] as? String == "dnd")
+    }
+
+    @Test func everyStateIsOneOfFourWordsAndLostSaysWhy() {
+        #expect(WireFormatTests.results().map(\.state) == [.available, .offline, .lost, .lost, .unknown])
+        #expect(WireFormatTests.results().map(\.cause) == [nil, nil, .countLimit, nil, nil])
+        #expect(PresenceState.allCases.map(\.rawValue) == ["available", "offline", "unknown", "lost"])
+    }
+
+    @Test func errorsHaveTheDocumentedShapeWithOrWithoutAPosition() throws {
+        let parser = XMPPStreamParser()
+        var streamError: XMPPStreamError?
+        do { try parser.feed(Array("<presence from='a@example.com'><".utf8)) { _ in }; try parser.finish { _ in } } catch { streamError = error }
+        let report = ErrorReport(try #require(streamError))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(ErrorDocument(report).jsonBytes())) as? [String: [String: Any]])
+        #expect(document["error"]?.keys.sorted() == ["byteOffset", "column", "condition", "line", "message"])
+        #expect(document["error"]?["condition"] as? String == "not-well-formed")
+        #expect(document["error"]?["line"] as? Int == 1)
+        let request = ErrorDocument(ErrorReport(condition: "jid-malformed", message: "'@' is not a valid JID"))
+        let body = String(decoding: request.jsonBytes(), as: UTF8.self)
+        #expect(body == #"{"error":{"byteOffset":null,"column":null,"condition":"jid-malformed","line":null,"message":"'@' is not a valid JID"}}"#)
+    }
+
+    @Test func prettyAndCompactAreTheSameDocument() throws {
+        var writer = JSONWriter(pretty: true)
+        writer.object { writer in
+            writer.key("empty"); writer.object { _ in }
+            writer.key("list"); writer.strings(["a", "b"])
+            writer.key("none"); writer.strings([])
+            writer.key("ratio"); writer.double(0.25)
+        }
+        let pretty = String(decoding: writer.bytes, as: UTF8.self)
+        #expect(pretty == "{\n  \"empty\": {},\n  \"list\": [\n    \"a\",\n    \"b\"\n  ],\n  \"none\": [],\n  \"ratio\": 0.25\n}")
+        var compact = JSONWriter()
+        compact.object { writer in
+            writer.key("empty"); writer.object { _ in }
+            writer.key("list"); writer.strings(["a", "b"])
+            writer.key("none"); writer.strings([])
+            writer.key("ratio"); writer.double(0.25)
+        }
+        #expect(String(decoding: compact.bytes, as: UTF8.self) == #"{"empty":{},"list":["a","b"],"none":[],"ratio":0.25}"#)
+    }
+}
