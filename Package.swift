@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "PresenceIngest", targets: ["PresenceIngest"]),
         .library(name: "PresenceWire", targets: ["PresenceWire"]),
         .library(name: "PresenceWorkload", targets: ["PresenceWorkload"]),
+        .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
         .library(name: "PresenceService", targets: ["PresenceService"]),
         .executable(name: "presence", targets: ["presence"]),
     ],

@@ -18,6 +18,7 @@ let package = Package(
             name: "IngestBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PresenceIngest", package: "PresenceStore"),
                 .product(name: "PresenceStore", package: "PresenceStore"),
                 .product(name: "PresenceWorkload", package: "PresenceStore"),
                 .product(name: "XMPPStream", package: "PresenceStore"),
@@ -40,6 +41,8 @@ let package = Package(
         .executableTarget(
             name: "MemoryFootprint",
             dependencies: [
+                .product(name: "PresenceIngest", package: "PresenceStore"),
+                .product(name: "PresencePressure", package: "PresenceStore"),
                 .product(name: "PresenceStore", package: "PresenceStore"),
                 .product(name: "PresenceWorkload", package: "PresenceStore"),
             ],
@@ -50,8 +53,10 @@ let package = Package(
         .executableTarget(
             name: "ServiceLoad",
             dependencies: [
+                .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceService", package: "PresenceStore"),
                 .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "PresenceWire", package: "PresenceStore"),
                 .product(name: "PresenceWorkload", package: "PresenceStore"),
             ],
             path: "Benchmarks/ServiceLoad"

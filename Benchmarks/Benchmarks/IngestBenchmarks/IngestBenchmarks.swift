@@ -1,5 +1,6 @@
 import Benchmark
 import CExpatReference
+import PresenceIngest
 import PresenceStore
 import PresenceWorkload
 import XMPPStream

@@ -1,3 +1,5 @@
+import PresenceIngest
+import PresencePressure
 import PresenceStore
 import PresenceWorkload
 
@@ -15,7 +17,7 @@ let updates = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 4 * users
 var generator = PresenceStreamGenerator(.init(users: users, updates: updates, seed: 1))
 let stream = generator.generate()
 let time = PresenceTime(secondsSinceEpoch: 1_795_400_000)
-let before = ResidentMemoryBudget.residentBytes() ?? 0
+let before = ProcessMemory.residentBytes() ?? 0
 var feed = PresenceFeed()
 var count = 0
 switch store {
@@ -25,7 +27,7 @@ case "plain":
         try? feed.feed(bytes) { map[$0.from.bare, default: UserPresence()].apply($0, receivedAt: time) }
     }
     count = map.count
-    let after = ResidentMemoryBudget.residentBytes() ?? 0
+    let after = ProcessMemory.residentBytes() ?? 0
     print("[BareJID: UserPresence]: \(count) users, \((after - before) / max(count, 1)) resident bytes per user")
     withExtendedLifetime(map) {}
 default:
@@ -34,7 +36,7 @@ default:
         try? feed.feed(bytes) { storage.apply($0, receivedAt: time) }
     }
     count = storage.count
-    let after = ResidentMemoryBudget.residentBytes() ?? 0
+    let after = ProcessMemory.residentBytes() ?? 0
     let estimated = storage.statistics.estimatedBytes / max(count, 1)
     print("DictionaryMemoryStorage: \(count) users, \((after - before) / max(count, 1)) resident bytes per user (\(estimated) estimated)")
     withExtendedLifetime(storage) {}

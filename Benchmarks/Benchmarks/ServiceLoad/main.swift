@@ -1,7 +1,9 @@
 import Foundation
 import Logging
+import LoopbackHTTP
 import PresenceService
 import PresenceStore
+import PresenceWire
 import PresenceWorkload
 
 // Load on `presence serve`'s code over loopback, in one process with the service:
