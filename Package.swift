@@ -83,11 +83,13 @@ let package = Package(
             dependencies: ["PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWorkload", "PresenceTestSupport"]),
         .testTarget(
             name: "PresenceIngestTests",
-            dependencies: ["PresenceIngest", "PresenceWire", "PresenceWorkload", "PresenceTestSupport", "XMPPStream"]),
+            dependencies: ["PresenceIngest", "PresenceStore", "PresenceWire", "PresenceWorkload", "PresenceTestSupport", "XMPPStream"]),
         .testTarget(
             name: "PresenceServiceTests",
             dependencies: [
                 "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload", "LoopbackHTTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "PresenceCLITests", dependencies: ["presence", "LoopbackHTTP", "PresenceStore"]),
     ],

@@ -5,26 +5,6 @@ import XMPPStream
 /// The report of `presence replay`, and of each storage in `presence compare`. Scripts depend on it: fields are
 /// added, never renamed or removed.
 public struct ReplayReport: Sendable, JSONDocument {
-    public struct PressureEvent: Hashable, Sendable {
-        public var level: MemoryPressure
-        public var evicted: Int
-        public var entriesBefore: Int
-        public var entriesAfter: Int
-        public var bytesBefore: Int
-        public var bytesAfter: Int
-        public var overBudget: Bool
-
-        public init(_ response: PressureResponse) {
-            level = response.level
-            evicted = response.evicted
-            entriesBefore = response.entriesBefore
-            entriesAfter = response.entriesAfter
-            bytesBefore = response.bytesBefore
-            bytesAfter = response.bytesAfter
-            overBudget = response.overBudget
-        }
-    }
-
     public var storage: String
     public var stanzas: Int
     public var presenceUpdates: Int
@@ -46,7 +26,7 @@ public struct ReplayReport: Sendable, JSONDocument {
     public var elapsedSeconds: Double
     public var storageEntries: Int
     public var storageEstimatedBytes: Int
-    public var pressureEvents: [PressureEvent]
+    public var pressureEvents: [PressureEventReport]
     public var notApplicable: [String]
     public var notes: [String]
 
@@ -80,7 +60,7 @@ public struct ReplayReport: Sendable, JSONDocument {
         self.elapsedSeconds = elapsedSeconds
         storageEntries = storageStatistics.entries
         storageEstimatedBytes = storageStatistics.estimatedBytes
-        pressureEvents = pressure.map(PressureEvent.init)
+        pressureEvents = pressure.map { PressureEventReport($0) }
         self.notApplicable = notApplicable
         self.notes = notes
     }
@@ -102,17 +82,7 @@ public struct ReplayReport: Sendable, JSONDocument {
             writer.key("peakResidentBytes"); writer.int(peakResidentBytes)
             writer.key("presenceUpdates"); writer.int(presenceUpdates)
             writer.key("pressureEvents")
-            writer.array(pressureEvents) { writer, event in
-                writer.object { writer in
-                    writer.key("bytesAfter"); writer.int(event.bytesAfter)
-                    writer.key("bytesBefore"); writer.int(event.bytesBefore)
-                    writer.key("entriesAfter"); writer.int(event.entriesAfter)
-                    writer.key("entriesBefore"); writer.int(event.entriesBefore)
-                    writer.key("evicted"); writer.int(event.evicted)
-                    writer.key("level"); writer.string(event.level.rawValue)
-                    writer.key("overBudget"); writer.bool(event.overBudget)
-                }
-            }
+            writer.array(pressureEvents) { writer, event in event.write(to: &writer) }
             writer.key("rejected"); ReplayReport.writeCounts(rejected, to: &writer)
             writer.key("retained"); writer.int(retained)
             writer.key("stale"); writer.int(stale)

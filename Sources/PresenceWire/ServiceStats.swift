@@ -1,31 +1,7 @@
+import PresenceStore
+
 /// The body of `GET /v1/stats`, and what `presence stats --server` prints.
 public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
-    /// One pressure event the service delivered to its storage, and what it cost.
-    public struct Pressure: Hashable, Sendable, Decodable {
-        public var time: String
-        public var source: String
-        public var level: String
-        public var evicted: Int
-        public var entriesBefore: Int
-        public var entriesAfter: Int
-        public var bytesBefore: Int
-        public var bytesAfter: Int
-        public var overBudget: Bool
-
-        public init(time: String, source: String, level: String, evicted: Int, entriesBefore: Int, entriesAfter: Int,
-                    bytesBefore: Int, bytesAfter: Int, overBudget: Bool) {
-            self.time = time
-            self.source = source
-            self.level = level
-            self.evicted = evicted
-            self.entriesBefore = entriesBefore
-            self.entriesAfter = entriesAfter
-            self.bytesBefore = bytesBefore
-            self.bytesAfter = bytesAfter
-            self.overBudget = overBudget
-        }
-    }
-
     public var storage: String
     /// Users the storage holds.
     public var entries: Int
@@ -38,7 +14,7 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
     public var evictions: [String: Int]
     public var pressureLevel: String
     /// The most recent pressure events (up to 1000), with what each cost.
-    public var pressureEvents: [Pressure]
+    public var pressureEvents: [PressureEventReport]
     public var residentBytes: Int?
     public var peakResidentBytes: Int?
     public var feedersConnected: Int
@@ -51,7 +27,7 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
 
     public init(
         storage: String, entries: Int, storageEstimatedBytes: Int, lost: Int, removals: [String: Int],
-        evictions: [String: Int], pressureLevel: String, pressureEvents: [Pressure], residentBytes: Int?,
+        evictions: [String: Int], pressureLevel: String, pressureEvents: [PressureEventReport], residentBytes: Int?,
         peakResidentBytes: Int?, feedersConnected: Int, connectionsAccepted: Int, stanzasRead: Int,
         updatesApplied: Int, stanzasIgnored: Int, presencesRejected: Int, streamErrors: Int
     ) {
@@ -84,19 +60,7 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("peakResidentBytes"); writer.int(peakResidentBytes)
             writer.key("presencesRejected"); writer.int(presencesRejected)
             writer.key("pressureEvents")
-            writer.array(pressureEvents) { writer, event in
-                writer.object { writer in
-                    writer.key("bytesAfter"); writer.int(event.bytesAfter)
-                    writer.key("bytesBefore"); writer.int(event.bytesBefore)
-                    writer.key("entriesAfter"); writer.int(event.entriesAfter)
-                    writer.key("entriesBefore"); writer.int(event.entriesBefore)
-                    writer.key("evicted"); writer.int(event.evicted)
-                    writer.key("level"); writer.string(event.level)
-                    writer.key("overBudget"); writer.bool(event.overBudget)
-                    writer.key("source"); writer.string(event.source)
-                    writer.key("time"); writer.string(event.time)
-                }
-            }
+            writer.array(pressureEvents) { writer, event in event.write(to: &writer) }
             writer.key("pressureLevel"); writer.string(pressureLevel)
             writer.key("removals"); writer.counts(removals)
             writer.key("residentBytes"); writer.int(residentBytes)

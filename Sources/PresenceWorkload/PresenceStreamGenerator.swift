@@ -1,4 +1,4 @@
-import PresenceStore
+import PresenceModel
 
 /// Generates a deterministic, realistic stream of XMPP presence traffic for an office: the same parameters
 /// give the same bytes.

@@ -13,11 +13,7 @@ extension ServiceStats {
             evictions: Dictionary(uniqueKeysWithValues: storageStatistics.evictions.map { ($0.key.rawValue, $0.value) }),
             pressureLevel: statistics.pressureLevel.rawValue,
             pressureEvents: statistics.pressureEvents.map {
-                Pressure(
-                    time: $0.time.description, source: $0.source, level: $0.response.level.rawValue,
-                    evicted: $0.response.evicted, entriesBefore: $0.response.entriesBefore,
-                    entriesAfter: $0.response.entriesAfter, bytesBefore: $0.response.bytesBefore,
-                    bytesAfter: $0.response.bytesAfter, overBudget: $0.response.overBudget)
+                PressureEventReport($0.response, time: $0.time.description, source: $0.source)
             },
             residentBytes: ProcessMemory.residentBytes(), peakResidentBytes: ProcessMemory.peakResidentBytes(),
             feedersConnected: statistics.feedersConnected, connectionsAccepted: statistics.connectionsAccepted,

@@ -46,7 +46,7 @@ enum ReplayText {
         return " (" + counts.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.count($0.value))" }.joined(separator: ", ") + ")"
     }
 
-    static func pressureSummary(_ events: [ReplayReport.PressureEvent]) -> String {
+    static func pressureSummary(_ events: [PressureEventReport]) -> String {
         guard !events.isEmpty else { return "none" }
         let evicted = events.reduce(0) { $0 + $1.evicted }
         let overBudget = events.contains { $0.overBudget } ? ", over budget" : ""
