@@ -188,6 +188,18 @@ private struct MemoryStorageContract {
             key: lostKey, old: .lost(.countLimit), new: VisibleStatus(state: .available, show: .chat), cause: .refill), label)
         #expect(storage.lookup(lostKey).presence != nil, label)
         #expect(storage.statistics.lost == 0, label)
+        // Evict again, then remove the lost user on purpose: no longer lost, only unknown, and screens learn it.
+        for name in ["x", "y"] { storage.apply(available("\(name)@example.com/desk"), receivedAt: time(3)) }
+        let lostAgain = ["a", "b", "c", "x", "y"].map { jid("\($0)@example.com") }.first { key in
+            if case .lost = storage.lookup(key) { return true } else { return false }
+        }
+        #expect(lostAgain != nil, label)
+        if let lostAgain {
+            changes.removeAll()
+            #expect(storage.remove(lostAgain) == nil, label)
+            #expect(storage.lookup(lostAgain) == .unknown, "a caller's removal forgets a loss: \(kind.name)")
+            #expect(changes.all.map(\.new) == [.unknown], label)
+        }
     }
 
     func concurrentUpdatesOfTheSameAndDifferentUsersLoseNothing() async {

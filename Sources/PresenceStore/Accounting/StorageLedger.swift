@@ -38,6 +38,12 @@ struct StorageLedger {
         if !causes.isEmpty { causes[key] = nil }
     }
 
+    /// The caller removed a user the storage had lost: it is no longer lost, only unknown. Returns the cause
+    /// it was lost for, if it was.
+    mutating func forget(_ key: BareJID) -> RemovalCause? {
+        causes.isEmpty ? nil : causes.removeValue(forKey: key)
+    }
+
     mutating func forgetAll() { causes.removeAll() }
 
     mutating func recordPressure(_ level: MemoryPressure) { pressureEvents[level, default: 0] += 1 }

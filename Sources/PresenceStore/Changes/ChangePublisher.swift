@@ -60,6 +60,12 @@ final class ChangePublisher: Sendable {
         enqueue(StorageChange(key: key, old: before, new: after, cause: .removal(cause)))
     }
 
+    /// The caller removed a user the storage had lost for `cause`: it now shows as unknown.
+    func publishForgottenLoss(_ key: BareJID, cause: RemovalCause) {
+        guard isObserved else { return }
+        enqueue(StorageChange(key: key, old: .lost(cause), new: .unknown, cause: .removal(.explicit)))
+    }
+
     private func enqueue(_ change: StorageChange) {
         queue.withLock { $0.pending.append(change) }
     }

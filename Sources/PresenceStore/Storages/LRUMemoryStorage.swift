@@ -75,10 +75,18 @@ public final class LRUMemoryStorage: MemoryStorage {
 
     @discardableResult
     public func remove(_ key: BareJID) -> UserPresence? {
-        update(key) { value in
+        let removed = update(key) { value in
             defer { value = nil }
             return value
         }
+        if removed == nil {
+            // A caller's removal also forgets a loss: the user is unknown now, not lost.
+            state.withLock { list in
+                if let cause = list.ledger.forget(key) { changes.publishForgottenLoss(key, cause: cause) }
+            }
+            changes.deliver()
+        }
+        return removed
     }
 
     public func removeAll() {

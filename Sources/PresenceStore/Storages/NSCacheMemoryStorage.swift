@@ -83,7 +83,8 @@ public final class NSCacheMemoryStorage: MemoryStorage {
             let value = state.cache.object(forKey: key.rawValue as NSString)?.value
             state.cache.removeObject(forKey: key.rawValue as NSString)
             guard let cost = state.present.removeValue(forKey: key) else {
-                state.ledger.stored(key)  // a caller's removal also forgets a loss
+                // A caller's removal also forgets a loss: the user is unknown now, not lost.
+                if let cause = state.ledger.forget(key) { changes.publishForgottenLoss(key, cause: cause) }
                 return value
             }
             state.totalCost -= cost
