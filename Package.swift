@@ -43,9 +43,11 @@ let package = Package(
         // Where memory pressure comes from: scripted, the process's resident memory, Linux PSI and cgroup events.
         .target(name: "PresencePressure", dependencies: ["PresenceStore"]),
         // Bytes to storage: stanza decoding, the ingest session every source drives, replay and audit.
-        .target(name: "PresenceIngest", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresencePressure"]),
+        .target(
+            name: "PresenceIngest", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresencePressure"]),
         // The JSON wire format, written once: query results, reports, stats and errors.
-        .target(name: "PresenceWire", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresenceIngest"]),
+        .target(
+            name: "PresenceWire", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresenceIngest"]),
         // Deterministic, realistic presence streams for samples, tests and benchmarks.
         .target(name: "PresenceWorkload", dependencies: ["PresenceModel"]),
         // A blocking HTTP/1.1 GET client for loopback: the CLI's `--server` mode and the end-to-end tests.
@@ -75,19 +77,27 @@ let package = Package(
             ]),
         // Test fixtures, and the MemoryStorage contract as one function a storage's tests call (as
         // swift-collections' `checkCollection`): a new storage gets the whole contract suite by one call.
-        .target(name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore"], path: "Tests/PresenceTestSupport"),
+        .target(
+            name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore"],
+            path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
         .testTarget(name: "PresenceModelTests", dependencies: ["PresenceModel", "PresenceTestSupport"]),
         .testTarget(
             name: "PresenceStoreTests",
-            dependencies: ["PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWorkload", "PresenceTestSupport"]),
+            dependencies: [
+                "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWorkload", "PresenceTestSupport",
+            ]),
         .testTarget(
             name: "PresenceIngestTests",
-            dependencies: ["PresenceIngest", "PresenceStore", "PresenceWire", "PresenceWorkload", "PresenceTestSupport", "XMPPStream"]),
+            dependencies: [
+                "PresenceIngest", "PresenceStore", "PresenceWire", "PresenceWorkload", "PresenceTestSupport",
+                "XMPPStream",
+            ]),
         .testTarget(
             name: "PresenceServiceTests",
             dependencies: [
-                "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload", "LoopbackHTTP",
+                "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload",
+                "LoopbackHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -31,7 +31,8 @@ public enum LoopbackHTTPClient {
         guard connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             throw Failure(description: "cannot connect to \(host):\(port): \(String(cString: strerror(errno)))")
         }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nAccept: */*\r\n\r\n".utf8)
+        let request = Array(
+            "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nAccept: */*\r\n\r\n".utf8)
         var sent = 0
         while sent < request.count {
             let written = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
@@ -56,11 +57,14 @@ public enum LoopbackHTTPClient {
         }
         let head = String(decoding: data[..<headerEnd], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = head.first?.split(separator: " ") ?? []
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw Failure(description: "bad status line") }
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw Failure(description: "bad status line")
+        }
         var headers: [String: String] = [:]
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         var body = Array(data[(headerEnd + 4)...])
         if headers["transfer-encoding"]?.lowercased() == "chunked" { body = dechunk(body) }

@@ -1,9 +1,10 @@
+import PresenceStore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import PresenceStore
 
 /// Real memory pressure from the Linux kernel: PSI triggers (`memory.pressure` of the process's cgroup v2, else
 /// `/proc/pressure/memory`) and, where the process is in a cgroup v2 with a memory controller, the `high`,
@@ -44,9 +45,17 @@ public final class KernelMemoryPressure: MemoryPressureSource {
     public static func detect() -> Detection {
         var detection = Detection(sources: [], unavailable: [])
         for path in pressurePaths() {
-            if access(path, R_OK) == 0 { detection.sources.append(path) } else { detection.unavailable.append("\(path): \(String(cString: strerror(errno)))") }
+            if access(path, R_OK) == 0 {
+                detection.sources.append(path)
+            } else {
+                detection.unavailable.append("\(path): \(String(cString: strerror(errno)))")
+            }
         }
-        if let events = memoryEventsPath() { detection.sources.append(events) } else { detection.unavailable.append("memory.events: no cgroup v2 memory controller for this process") }
+        if let events = memoryEventsPath() {
+            detection.sources.append(events)
+        } else {
+            detection.unavailable.append("memory.events: no cgroup v2 memory controller for this process")
+        }
         return detection
     }
 
@@ -61,9 +70,13 @@ public final class KernelMemoryPressure: MemoryPressureSource {
         var used = ""
         for path in pressurePaths() {
             let warning = open(path, O_RDWR | O_NONBLOCK)
-            guard warning >= 0 else { detection.unavailable.append("\(path): \(String(cString: strerror(errno)))"); continue }
+            guard warning >= 0 else {
+                detection.unavailable.append("\(path): \(String(cString: strerror(errno)))"); continue
+            }
             let critical = open(path, O_RDWR | O_NONBLOCK)
-            if register(warning, "some \(stallMicroseconds) \(window)"), critical >= 0, register(critical, "full \(stallMicroseconds) \(window)") {
+            if register(warning, "some \(stallMicroseconds) \(window)"), critical >= 0,
+                register(critical, "full \(stallMicroseconds) \(window)")
+            {
                 descriptors = (warning, critical)
                 used = path
                 break
@@ -73,7 +86,11 @@ public final class KernelMemoryPressure: MemoryPressureSource {
             if critical >= 0 { close(critical) }
         }
         let events = memoryEventsPath()
-        if let events { detection.sources.append(events) } else { detection.unavailable.append("memory.events: no cgroup v2 memory controller for this process") }
+        if let events {
+            detection.sources.append(events)
+        } else {
+            detection.unavailable.append("memory.events: no cgroup v2 memory controller for this process")
+        }
         guard descriptors != nil || events != nil else { return (nil, detection) }
         if descriptors != nil { detection.sources.insert("PSI \(used)", at: 0) }
         let monitor = KernelMemoryPressure(
@@ -90,8 +107,10 @@ public final class KernelMemoryPressure: MemoryPressureSource {
         criticalDescriptor = critical
         self.eventsPath = eventsPath
         self.eventsInterval = eventsInterval
-        state = Locked(State(lastEvents: eventsPath.map(KernelMemoryPressure.readEvents) ?? [:],
-                             lastEventsRead: ContinuousClock.now))
+        state = Locked(
+            State(
+                lastEvents: eventsPath.map(KernelMemoryPressure.readEvents) ?? [:],
+                lastEventsRead: ContinuousClock.now))
     }
 
     deinit {
@@ -125,7 +144,9 @@ public final class KernelMemoryPressure: MemoryPressureSource {
                 defer { state.lastEvents = events }
                 return state.lastEvents
             }
-            if events["oom", default: 0] > previous["oom", default: 0] || events["max", default: 0] > previous["max", default: 0] {
+            if events["oom", default: 0] > previous["oom", default: 0]
+                || events["max", default: 0] > previous["max", default: 0]
+            {
                 level = .critical
             } else if events["high", default: 0] > previous["high", default: 0] {
                 level = max(level ?? .warning, .warning)
@@ -140,11 +161,13 @@ public final class KernelMemoryPressure: MemoryPressureSource {
         guard warningDescriptor >= 0 else { return }
         let context = Unmanaged.passRetained(self).toOpaque()
         var handle = pthread_t()
-        let created = pthread_create(&handle, nil, { context in
-            let monitor = Unmanaged<KernelMemoryPressure>.fromOpaque(context!).takeRetainedValue()
-            monitor.pollLoop()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &handle, nil,
+            { context in
+                let monitor = Unmanaged<KernelMemoryPressure>.fromOpaque(context!).takeRetainedValue()
+                monitor.pollLoop()
+                return nil
+            }, context)
         if created == 0 {
             state.withLock { $0.thread = handle }
         } else {
@@ -161,8 +184,11 @@ public final class KernelMemoryPressure: MemoryPressureSource {
             let ready = poll(&descriptors, nfds_t(descriptors.count), 250)
             guard ready > 0 else { continue }
             var level: MemoryPressure?
-            if descriptors[1].revents & Int16(POLLPRI) != 0 { level = .critical }
-            else if descriptors[0].revents & Int16(POLLPRI) != 0 { level = .warning }
+            if descriptors[1].revents & Int16(POLLPRI) != 0 {
+                level = .critical
+            } else if descriptors[0].revents & Int16(POLLPRI) != 0 {
+                level = .warning
+            }
             if descriptors.contains(where: { $0.revents & Int16(POLLERR) != 0 }) {
                 // The trigger is gone (the cgroup was removed): stop watching and let go of the thread.
                 state.withLock { state in

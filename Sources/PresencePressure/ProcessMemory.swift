@@ -11,14 +11,16 @@ public enum ProcessMemory {
     /// The resident set size, or nil where `/proc/self/statm` cannot be read.
     public static func residentBytes() -> Int? {
         guard let fields = ProcFile.lines("/proc/self/statm")?.first?.split(separator: " "), fields.count >= 2,
-              let pages = Int(fields[1])
+            let pages = Int(fields[1])
         else { return nil }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     /// The peak resident set size so far (`VmHWM` in `/proc/self/status`), or nil where it cannot be read.
     public static func peakResidentBytes() -> Int? {
-        guard let line = ProcFile.lines("/proc/self/status")?.first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        guard let line = ProcFile.lines("/proc/self/status")?.first(where: { $0.hasPrefix("VmHWM:") }) else {
+            return nil
+        }
         return Int(line.dropFirst(6).filter(\.isNumber)).map { $0 * 1024 }
     }
 

@@ -1,3 +1,5 @@
+import PresenceStore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PresenceStore
 
 /// Pressure from the process's own resident memory against a budget: `warning` from `warningFraction` of the
 /// budget, `critical` at or above it. Reads `/proc/self/statm` (Linux), on every timer check and
@@ -18,7 +19,8 @@ public struct ResidentMemoryBudget: MemoryPressureSource {
     public static let defaultWarningFraction = 0.85
     public static let defaultCheckEvery = 1000
 
-    public init(budgetBytes: Int, warningFraction: Double = defaultWarningFraction, checkEvery: Int = defaultCheckEvery) {
+    public init(budgetBytes: Int, warningFraction: Double = defaultWarningFraction, checkEvery: Int = defaultCheckEvery)
+    {
         self.budgetBytes = max(budgetBytes, 1)
         self.warningFraction = min(max(warningFraction, 0), 1)
         self.checkEvery = max(checkEvery, 1)

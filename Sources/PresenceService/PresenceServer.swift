@@ -16,9 +16,11 @@ public struct PresenceServer: Sendable {
     public let pressureSources: [any MemoryPressureSource]
     public let logger: Logger
 
-    public init(configuration: ServiceConfiguration, storage: any MemoryStorage,
-                pressureSources: [any MemoryPressureSource] = [], metrics: ServiceMetrics = ServiceMetrics(),
-                logger: Logger = Logger(label: "presence.service")) {
+    public init(
+        configuration: ServiceConfiguration, storage: any MemoryStorage,
+        pressureSources: [any MemoryPressureSource] = [], metrics: ServiceMetrics = ServiceMetrics(),
+        logger: Logger = Logger(label: "presence.service")
+    ) {
         self.configuration = configuration
         self.storage = storage
         self.statistics = ServiceStatistics()
@@ -43,13 +45,16 @@ public struct PresenceServer: Sendable {
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
         let application = Application(
             router: QueryRoutes.router(storage: storage, statistics: statistics, metrics: metrics),
-            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
+            configuration: .init(
+                address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },
             logger: logger)
-        let feed = FeedServer(configuration: configuration, storage: storage, statistics: statistics, logger: logger,
-                              onBound: { feedContinuation.yield($0) })
-        let pressure = PressureMonitor(sources: pressureSources, storage: storage, statistics: statistics,
-                                       interval: configuration.pressureInterval, logger: logger)
+        let feed = FeedServer(
+            configuration: configuration, storage: storage, statistics: statistics, logger: logger,
+            onBound: { feedContinuation.yield($0) })
+        let pressure = PressureMonitor(
+            sources: pressureSources, storage: storage, statistics: statistics,
+            interval: configuration.pressureInterval, logger: logger)
         // Shut down in reverse order: pressure first, then feeders drain, and the API answers until the end.
         var groupConfiguration = ServiceGroupConfiguration(
             services: [
@@ -73,10 +78,13 @@ public struct PresenceServer: Sendable {
                 var feedIterator = feedPorts.makeAsyncIterator()
                 var httpIterator = httpPorts.makeAsyncIterator()
                 guard let feedPort = await feedIterator.next(), let httpPort = await httpIterator.next() else { return }
-                logger.info("presence service running", metadata: [
-                    "feed": "\(configuration.feedHost):\(feedPort)", "http": "\(configuration.httpHost):\(httpPort)",
-                    "storage": "\(storage.name)",
-                ])
+                logger.info(
+                    "presence service running",
+                    metadata: [
+                        "feed": "\(configuration.feedHost):\(feedPort)",
+                        "http": "\(configuration.httpHost):\(httpPort)",
+                        "storage": "\(storage.name)",
+                    ])
                 await onStarted(BoundPorts(feed: feedPort, http: httpPort), group)
             }
             try await tasks.waitForAll()

@@ -45,7 +45,10 @@ public final class ServiceMetrics: Sendable {
         lost.record(storageStatistics.lost)
         feeders.record(statistics.feedersConnected)
         if let resident = ProcessMemory.residentBytes() { residentBytes.record(resident) }
-        let current = [statistics.stanzasRead, statistics.updatesApplied, statistics.streamErrorCount, statistics.pressureEventTotal]
+        let current = [
+            statistics.stanzasRead, statistics.updatesApplied, statistics.streamErrorCount,
+            statistics.pressureEventTotal,
+        ]
         let deltas = published.withLock { published in
             defer { published = current.enumerated().map { max($1, published[$0]) } }
             return current.enumerated().map { max($1 - published[$0], 0) }

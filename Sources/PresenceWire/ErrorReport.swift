@@ -22,8 +22,9 @@ public struct ErrorReport: Hashable, Sendable, Decodable, JSONDocument {
     }
 
     public init(_ error: XMPPStreamError) {
-        self.init(condition: error.condition.rawValue, message: error.message, line: error.position.line,
-                  column: error.position.column, byteOffset: error.position.byteOffset)
+        self.init(
+            condition: error.condition.rawValue, message: error.message, line: error.position.line,
+            column: error.position.column, byteOffset: error.position.byteOffset)
     }
 
     public func write(to writer: inout JSONWriter) {

@@ -52,7 +52,8 @@ public struct ReplayReport: Sendable, JSONDocument {
         evictions = Dictionary(uniqueKeysWithValues: audit.evictions.map { ($0.key.rawValue, $0.value) })
         lostUsers = audit.lost.prefix(limit).map(\.rawValue)
         staleUsers = audit.stale.prefix(limit).map(\.rawValue)
-        lostByCause = Dictionary(uniqueKeysWithValues: audit.lostByCause.map { ($0.key?.rawValue ?? "unknown", $0.value) })
+        lostByCause = Dictionary(
+            uniqueKeysWithValues: audit.lostByCause.map { ($0.key?.rawValue ?? "unknown", $0.value) })
         self.error = error.map(ErrorReport.init)
         stanzasPerSecond = elapsedSeconds > 0 ? Int(Double(statistics.stanzas) / elapsedSeconds) : 0
         self.peakResidentBytes = peakResidentBytes

@@ -41,7 +41,10 @@ public struct Directory: Sendable {
                 let suffix = device < Directory.deviceKinds.count ? "" : "\(device)"
                 devices.append((kind.resource + suffix, kind.priority))
             }
-            people.append(Person(jid: "\(first).\(last)\(index)@\(department).example.com", department: department, devices: devices))
+            people.append(
+                Person(
+                    jid: "\(first).\(last)\(index)@\(department).example.com", department: department, devices: devices)
+            )
         }
         self.people = people
     }

@@ -18,9 +18,11 @@ public struct PresenceStreamGenerator: Sendable {
         /// The mean time between two stanzas, in milliseconds (delay stamps and `since` times follow it).
         public var meanIntervalMilliseconds: Int
 
-        public init(users: Int, updates: Int, maxResources: Int = 3, seed: UInt64 = 1,
-                    start: PresenceTime = PresenceTime(xmppTimestamp: "2026-11-23T07:30:00Z")!,
-                    meanIntervalMilliseconds: Int = 200) {
+        public init(
+            users: Int, updates: Int, maxResources: Int = 3, seed: UInt64 = 1,
+            start: PresenceTime = PresenceTime(xmppTimestamp: "2026-11-23T07:30:00Z")!,
+            meanIntervalMilliseconds: Int = 200
+        ) {
             self.users = max(users, 1)
             self.updates = max(updates, 0)
             self.maxResources = max(maxResources, 1)
@@ -54,7 +56,8 @@ public struct PresenceStreamGenerator: Sendable {
     }
 
     /// The stream header that opens a generated stream.
-    public static let header = "<?xml version='1.0'?>\n<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' to='example.com' version='1.0' xml:lang='en'>\n"
+    public static let header =
+        "<?xml version='1.0'?>\n<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' to='example.com' version='1.0' xml:lang='en'>\n"
     public static let footer = "</stream:stream>\n"
 
     /// Appends the next stanza (and a newline) to `output`; false once `updates` presence updates were written.
@@ -108,7 +111,9 @@ public struct PresenceStreamGenerator: Sendable {
             let status = goingOffline ? "Gone home" : random.pick(PresenceStreamGenerator.statusTexts)
             output.append(contentsOf: "<status>\(status)</status>".utf8)
             if random.chance(0.1) {
-                output.append(contentsOf: "<status xml:lang='de'>\(random.pick(PresenceStreamGenerator.germanStatusTexts))</status>".utf8)
+                output.append(
+                    contentsOf:
+                        "<status xml:lang='de'>\(random.pick(PresenceStreamGenerator.germanStatusTexts))</status>".utf8)
             }
         }
         if !goingOffline {
@@ -116,10 +121,13 @@ public struct PresenceStreamGenerator: Sendable {
         }
         if random.chance(0.12) {
             let state = random.pick(Attendance.allCases)
-            output.append(contentsOf: "<attendance xmlns='urn:presence-store:attendance' state='\(state.rawValue)'/>".utf8)
+            output.append(
+                contentsOf: "<attendance xmlns='urn:presence-store:attendance' state='\(state.rawValue)'/>".utf8)
         }
         if random.chance(0.03) {
-            let delayed = PresenceTime(millisecondsSinceEpoch: clock.millisecondsSinceEpoch - Int64(1000 + random.below(600_000)) / 1000 * 1000)
+            let delayed = PresenceTime(
+                millisecondsSinceEpoch: clock.millisecondsSinceEpoch - Int64(1000 + random.below(600_000)) / 1000 * 1000
+            )
             output.append(contentsOf: "<delay xmlns='urn:xmpp:delay' from='example.com' stamp='\(delayed)'/>".utf8)
         }
         output.append(contentsOf: "</presence>".utf8)
@@ -136,9 +144,13 @@ public struct PresenceStreamGenerator: Sendable {
         let from = directory.people[activePerson()].jid
         let to = directory.people[random.below(directory.people.count)].jid
         if random.chance(0.5) {
-            output.append(contentsOf: "<message from='\(from)/desk' to='\(to)' type='chat'><body>Got a minute?</body></message>".utf8)
+            output.append(
+                contentsOf: "<message from='\(from)/desk' to='\(to)' type='chat'><body>Got a minute?</body></message>"
+                    .utf8)
         } else {
-            output.append(contentsOf: "<iq from='\(from)/phone' type='get' id='r\(emitted)'><query xmlns='jabber:iq:roster'/></iq>".utf8)
+            output.append(
+                contentsOf:
+                    "<iq from='\(from)/phone' type='get' id='r\(emitted)'><query xmlns='jabber:iq:roster'/></iq>".utf8)
         }
     }
 }

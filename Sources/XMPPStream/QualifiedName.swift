@@ -29,7 +29,9 @@ struct QualifiedName {
 
     /// Whether this is `xml:lang`, checked without touching a `String`: this runs for every attribute.
     var isXMLLang: Bool {
-        guard namespace.count == QualifiedName.xmlNamespace.utf8CodeUnitCount, localName.count == 4 else { return false }
+        guard namespace.count == QualifiedName.xmlNamespace.utf8CodeUnitCount, localName.count == 4 else {
+            return false
+        }
         return memcmp(localName.baseAddress!, "lang", 4) == 0
             && memcmp(namespace.baseAddress!, QualifiedName.xmlNamespace.utf8Start, namespace.count) == 0
     }

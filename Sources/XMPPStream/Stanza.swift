@@ -177,7 +177,8 @@ public struct Stanza: Sendable {
 
     /// Calls `body` with the element's character data as raw UTF-8, without allocating a `String`.
     @inlinable
-    public func withTextBytes<R>(of element: ElementID, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    public func withTextBytes<R>(of element: ElementID, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R
+    {
         try withBytes(elements[Int(element.index)].text, body)
     }
 
@@ -195,7 +196,8 @@ public struct Stanza: Sendable {
         guard record.hasLanguage else { return false }
         return language.withUTF8 { other in
             withBytes(record.language) { own in
-                own.count == other.count && zip(own, other).allSatisfy { Stanza.asciiLowercased($0) == Stanza.asciiLowercased($1) }
+                own.count == other.count
+                    && zip(own, other).allSatisfy { Stanza.asciiLowercased($0) == Stanza.asciiLowercased($1) }
             }
         }
     }
@@ -207,7 +209,8 @@ public struct Stanza: Sendable {
         guard first.hasLanguage && second.hasLanguage else { return first.hasLanguage == second.hasLanguage }
         return withBytes(first.language) { one in
             withBytes(second.language) { two in
-                one.count == two.count && zip(one, two).allSatisfy { Stanza.asciiLowercased($0) == Stanza.asciiLowercased($1) }
+                one.count == two.count
+                    && zip(one, two).allSatisfy { Stanza.asciiLowercased($0) == Stanza.asciiLowercased($1) }
             }
         }
     }

@@ -129,7 +129,9 @@ struct StreamEngine {
     mutating func characterData(_ text: UnsafePointer<XML_Char>, _ length: Int) {
         if depth >= 2 {
             guard let open = openElements.last else { return }
-            stanza.appendText(UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: length), to: open)
+            stanza.appendText(
+                UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: length),
+                to: open)
         } else {
             // Whitespace (or stray text) between stanzas has been consumed: none of it is pending any more.
             boundaryOffset = eventEndOffset()
@@ -161,15 +163,20 @@ struct StreamEngine {
         _ name: UnsafePointer<XML_Char>, _ attributes: UnsafeMutablePointer<UnsafePointer<XML_Char>?>
     ) -> XMPPStreamEvent? {
         let root = QualifiedName(name)
-        guard root.localName.elementsEqual("stream".utf8), root.namespace.elementsEqual(XMPPNamespace.streams.utf8) else {
-            abort(.invalidNamespace, "the stream must start with <stream:stream> in \(XMPPNamespace.streams), "
-                  + "not <\(root.localName.string)> in '\(root.namespace.string)'")
+        guard root.localName.elementsEqual("stream".utf8), root.namespace.elementsEqual(XMPPNamespace.streams.utf8)
+        else {
+            abort(
+                .invalidNamespace,
+                "the stream must start with <stream:stream> in \(XMPPNamespace.streams), "
+                    + "not <\(root.localName.string)> in '\(root.namespace.string)'")
             return nil
         }
         let declared = declaredDefaultNamespace.map { String(decoding: $0, as: UTF8.self) }
         guard let declared, XMPPNamespace.contentNamespaces.contains(declared) else {
-            abort(.invalidNamespace, "the stream's default namespace must be jabber:client, jabber:server or "
-                  + "jabber:component:accept (declared: \(declared.map { "'\($0)'" } ?? "none"))")
+            abort(
+                .invalidNamespace,
+                "the stream's default namespace must be jabber:client, jabber:server or "
+                    + "jabber:component:accept (declared: \(declared.map { "'\($0)'" } ?? "none"))")
             return nil
         }
         var header = StreamHeader(contentNamespace: declared, isImplicit: syntheticHeader != nil)
@@ -210,12 +217,14 @@ struct StreamEngine {
             stanzaStartTagEnd = inputOffset(eventOffset + Int(XML_GetCurrentByteCount(expat)))
         } else {
             if depth - 1 > limits.maxElementDepth {
-                return abort(.policyViolation, "elements nested deeper than \(limits.maxElementDepth) inside a stanza",
-                             limit: .elementDepth)
+                return abort(
+                    .policyViolation, "elements nested deeper than \(limits.maxElementDepth) inside a stanza",
+                    limit: .elementDepth)
             }
             if stanza.elements.count > limits.maxChildElements {
-                return abort(.policyViolation, "more than \(limits.maxChildElements) child elements in one stanza",
-                             limit: .childElements)
+                return abort(
+                    .policyViolation, "more than \(limits.maxChildElements) child elements in one stanza",
+                    limit: .childElements)
             }
         }
         let qualified = QualifiedName(name)
@@ -239,9 +248,11 @@ struct StreamEngine {
         while let attributeName = attributes[index], let value = attributes[index + 1] {
             let attribute = QualifiedName(attributeName)
             let valueSpan = stanza.append(UnsafeRawBufferPointer(start: value, count: strlen(value)))
-            let attributeNamespace = attribute.namespace.isEmpty ? Stanza.Span.empty : stanza.append(attribute.namespace)
-            stanza.attributes.append(.init(
-                namespace: attributeNamespace, localName: stanza.append(attribute.localName), value: valueSpan))
+            let attributeNamespace =
+                attribute.namespace.isEmpty ? Stanza.Span.empty : stanza.append(attribute.namespace)
+            stanza.attributes.append(
+                .init(
+                    namespace: attributeNamespace, localName: stanza.append(attribute.localName), value: valueSpan))
             if attribute.isXMLLang {
                 language = valueSpan
                 hasLanguage = true
@@ -249,10 +260,11 @@ struct StreamEngine {
             index += 2
         }
         let elementIndex = Int32(stanza.elements.count)
-        stanza.elements.append(.init(
-            namespace: namespace, localName: localName, language: language, hasLanguage: hasLanguage, text: .empty,
-            firstAttribute: firstAttribute, attributeCount: Int32(stanza.attributes.count) - firstAttribute,
-            subtreeEnd: elementIndex + 1))
+        stanza.elements.append(
+            .init(
+                namespace: namespace, localName: localName, language: language, hasLanguage: hasLanguage, text: .empty,
+                firstAttribute: firstAttribute, attributeCount: Int32(stanza.attributes.count) - firstAttribute,
+                subtreeEnd: elementIndex + 1))
         openElements.append(elementIndex)
     }
 
@@ -266,8 +278,9 @@ struct StreamEngine {
         boundaryOffset = end
         let limit = configuration.limits.maxStanzaBytes
         if stanza.byteCount > limit {
-            abort(.policyViolation, "stanza <\(stanza.localName(of: stanza.root))> exceeds \(limit) bytes",
-                  at: stanza.position, limit: .stanzaBytes)
+            abort(
+                .policyViolation, "stanza <\(stanza.localName(of: stanza.root))> exceeds \(limit) bytes",
+                at: stanza.position, limit: .stanzaBytes)
             return nil
         }
         return .stanza(stanza)

@@ -26,7 +26,9 @@ public struct XMPPStreamError: Error, Hashable, Sendable, CustomStringConvertibl
     /// For `policy-violation`, the limit that was exceeded.
     public var limit: XMPPStreamLimits.Kind?
 
-    public init(_ condition: Condition, _ message: String, at position: SourcePosition, limit: XMPPStreamLimits.Kind? = nil) {
+    public init(
+        _ condition: Condition, _ message: String, at position: SourcePosition, limit: XMPPStreamLimits.Kind? = nil
+    ) {
         self.condition = condition
         self.message = message
         self.position = position

@@ -20,7 +20,9 @@ public final class XMPPStreamParser {
         /// The content namespace assumed for input without a stream header.
         public var implicitContentNamespace: String
 
-        public init(limits: XMPPStreamLimits = XMPPStreamLimits(), implicitContentNamespace: String = XMPPNamespace.client) {
+        public init(
+            limits: XMPPStreamLimits = XMPPStreamLimits(), implicitContentNamespace: String = XMPPNamespace.client
+        ) {
             self.limits = limits
             self.implicitContentNamespace = implicitContentNamespace
         }
@@ -63,7 +65,8 @@ public final class XMPPStreamParser {
         precondition(!engine.pointee.finished, "feed(_:_:) after finish(_:)")
         engine.pointee.bytesFed += bytes.count
         try withHandler(handler) { () throws(XMPPStreamError) in
-            try route(UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+            try route(
+                UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count))
         }
     }
 
@@ -96,18 +99,22 @@ public final class XMPPStreamParser {
             if depth >= 2 {
                 let stanza = engine.pointee.stanza
                 throw engine.pointee.fail(
-                    .notWellFormed, "input ended inside <\(stanza.localName(of: stanza.root))> that started at \(stanza.position)",
+                    .notWellFormed,
+                    "input ended inside <\(stanza.localName(of: stanza.root))> that started at \(stanza.position)",
                     at: stanza.position)
             }
             // Close the stream element ourselves: a capture that just stops between stanzas is complete.
             let closingTag = depth == 1 ? Array("</".utf8) + engine.pointee.rootName + Array(">".utf8) : []
             let status = closingTag.withUnsafeBufferPointer {
-                XML_Parse(engine.pointee.expat, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32($0.count), 1)
+                XML_Parse(
+                    engine.pointee.expat, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                    Int32($0.count), 1)
             }
             if let error { throw error }
             if status != XML_STATUS_OK {
                 if depth == 1 {
-                    throw engine.pointee.fail(.notWellFormed, "input ended inside a tag", at: engine.pointee.currentPosition())
+                    throw engine.pointee.fail(
+                        .notWellFormed, "input ended inside a tag", at: engine.pointee.currentPosition())
                 }
                 throw engine.pointee.expatFailure()
             }
@@ -116,7 +123,9 @@ public final class XMPPStreamParser {
 
     // MARK: Routing input
 
-    private func withHandler(_ handler: (XMPPStreamEvent) -> Void, _ body: () throws(XMPPStreamError) -> Void) throws(XMPPStreamError) {
+    private func withHandler(
+        _ handler: (XMPPStreamEvent) -> Void, _ body: () throws(XMPPStreamError) -> Void
+    ) throws(XMPPStreamError) {
         let result: Result<Void, XMPPStreamError> = withoutActuallyEscaping(handler) { handler in
             engine.pointee.eventHandler = handler
             defer { engine.pointee.eventHandler = nil }
@@ -150,7 +159,8 @@ public final class XMPPStreamParser {
             try parse(buffered, synthetic: false)
         case .implicit(let offset):
             let header = Array(
-                "<stream:stream xmlns='\(configuration.implicitContentNamespace)' xmlns:stream='\(XMPPNamespace.streams)'>".utf8)
+                "<stream:stream xmlns='\(configuration.implicitContentNamespace)' xmlns:stream='\(XMPPNamespace.streams)'>"
+                    .utf8)
             let prefix = buffered[..<offset]
             let line = 1 + prefix.lazy.filter { $0 == 0x0A }.count
             let lineStart = prefix.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
@@ -180,7 +190,9 @@ public final class XMPPStreamParser {
         while start < bytes.count {
             var sliceLength = min(bytes.count - start, 1 << 20)
             if !synthetic {
-                let windowStart = engine.pointee.depth >= 2 ? engine.pointee.stanza.position.byteOffset : engine.pointee.boundaryOffset
+                let windowStart =
+                    engine.pointee.depth >= 2
+                    ? engine.pointee.stanza.position.byteOffset : engine.pointee.boundaryOffset
                 sliceLength = min(sliceLength, max(windowStart + limit + 1 - engine.pointee.bytesParsed, 1))
             }
             let pointer = UnsafeRawPointer(base + start).assumingMemoryBound(to: CChar.self)
@@ -242,7 +254,8 @@ public final class XMPPStreamParser {
             XMPPStreamParser.engine(userData).pointee.xmlDeclaration(encoding: encoding)
         }
         XML_SetStartDoctypeDeclHandler(expat) { userData, _, _, _, _ in
-            XMPPStreamParser.engine(userData).pointee.abort(.restrictedXML, "a DOCTYPE (document type declaration) is not allowed")
+            XMPPStreamParser.engine(userData).pointee.abort(
+                .restrictedXML, "a DOCTYPE (document type declaration) is not allowed")
         }
         XML_SetEntityDeclHandler(expat) { userData, _, _, _, _, _, _, _, _ in
             XMPPStreamParser.engine(userData).pointee.abort(.restrictedXML, "entity declarations are not allowed")

@@ -39,8 +39,9 @@ public struct XMPPWriter {
 
     /// `<stream:error>` for a parse error, with its position in the text.
     public mutating func streamError(for error: XMPPStreamError) {
-        streamError(error.condition.rawValue,
-                    text: "\(error.message) at line \(error.position.line), column \(error.position.column)")
+        streamError(
+            error.condition.rawValue,
+            text: "\(error.message) at line \(error.position.line), column \(error.position.column)")
     }
 
     // MARK: Stanzas

@@ -11,7 +11,10 @@ struct PresenceCommand: AsyncParsableCommand {
             limit (the report is still printed, with every update before the error kept); 64 usage error; \
             66 an input that cannot be opened.
             """,
-        subcommands: [ReplayCommand.self, CompareCommand.self, QueryCommand.self, GenerateCommand.self, ServeCommand.self, StatsCommand.self])
+        subcommands: [
+            ReplayCommand.self, CompareCommand.self, QueryCommand.self, GenerateCommand.self, ServeCommand.self,
+            StatsCommand.self,
+        ])
 }
 
 /// Exit codes from sysexits.h, as the README documents them.

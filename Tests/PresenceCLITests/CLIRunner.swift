@@ -50,7 +50,8 @@ enum CLI {
         return directory.appendingPathComponent("presence")
     }
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     static func sample(_ name: String) -> String { repository.appendingPathComponent("Samples/\(name)").path }
 
@@ -82,7 +83,8 @@ enum CLI {
         }
         let timedOut = !waitForExit(process, timeout: timeout)
         if stdinChunks != nil && !closeInput { try? input.fileHandleForWriting.close() }
-        return CLIResult(status: process.terminationStatus, stdout: stdout.finish(), stderr: stderr.finish(), timedOut: timedOut)
+        return CLIResult(
+            status: process.terminationStatus, stdout: stdout.finish(), stderr: stderr.finish(), timedOut: timedOut)
     }
 
     /// Waits for `process` to end; kills it and answers false when it is still running after `timeout`.

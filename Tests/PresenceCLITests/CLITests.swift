@@ -7,8 +7,10 @@ struct CLITests {
         let result = try CLI.run(["replay", CLI.sample("multi-device.xml"), "--format", "json"])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(result.json)
-        for key in ["storage", "stanzas", "presenceUpdates", "ignored", "rejected", "users", "retained", "lost", "stale",
-                    "lossRate", "evictions", "lostUsers", "error", "stanzasPerSecond", "peakResidentBytes"] {
+        for key in [
+            "storage", "stanzas", "presenceUpdates", "ignored", "rejected", "users", "retained", "lost", "stale",
+            "lossRate", "evictions", "lostUsers", "error", "stanzasPerSecond", "peakResidentBytes",
+        ] {
             #expect(json[key] != nil, "missing \(key)")
         }
         #expect(json["storage"] as? String == "dictionary")
@@ -32,7 +34,9 @@ struct CLITests {
     }
 
     @Test func anEvictingStorageReportsItsLostUsers() throws {
-        let result = try CLI.run(["replay", CLI.sample("attendance.xml"), "--storage", "lru", "--count-limit", "2", "--format", "json"])
+        let result = try CLI.run([
+            "replay", CLI.sample("attendance.xml"), "--storage", "lru", "--count-limit", "2", "--format", "json",
+        ])
         #expect(result.status == 0)
         let json = try #require(result.json)
         #expect(json["users"] as? Int == 5)
@@ -54,9 +58,12 @@ struct CLITests {
     }
 
     @Test func queryAnswersAvailableOfflineUnknownAndLost() throws {
-        let result = try CLI.run(["query", "--input", CLI.sample("attendance.xml"), "--storage", "lru", "--count-limit", "4", "--format", "json",
-                                  "grace.park@people.example.com", "judy.silva@marketing.example.com", "nobody@example.com",
-                                  "heidi.weber@engineering.example.com", "ivan.costa@sales.example.com"])
+        let result = try CLI.run([
+            "query", "--input", CLI.sample("attendance.xml"), "--storage", "lru", "--count-limit", "4", "--format",
+            "json",
+            "grace.park@people.example.com", "judy.silva@marketing.example.com", "nobody@example.com",
+            "heidi.weber@engineering.example.com", "ivan.costa@sales.example.com",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let results = try #require(result.json?["results"] as? [[String: Any]])
         #expect(results.map { $0["state"] as? String } == ["offline", "offline", "unknown", "lost", "available"])
@@ -84,7 +91,9 @@ struct CLITests {
     }
 
     @Test func aStanzaOverTheLimitExits65() throws {
-        let result = try CLI.run(["replay", CLI.sample("multi-device.xml"), "--max-stanza-bytes", "100", "--format", "json"])
+        let result = try CLI.run([
+            "replay", CLI.sample("multi-device.xml"), "--max-stanza-bytes", "100", "--format", "json",
+        ])
         #expect(result.status == 65)
         #expect((result.json?["error"] as? [String: Any])?["condition"] as? String == "policy-violation")
     }
@@ -122,8 +131,9 @@ struct CLITests {
             "lable'/>\n",
             "<presence from='c@example.com/desk'></wrong>",
         ]
-        let result = try CLI.run(["query", "--input", "-", "--format", "json", "a@example.com", "b@example.com", "c@example.com"],
-                                 stdinChunks: chunks.map { Data($0.utf8) }, delay: 0.1, closeInput: false, timeout: .seconds(30))
+        let result = try CLI.run(
+            ["query", "--input", "-", "--format", "json", "a@example.com", "b@example.com", "c@example.com"],
+            stdinChunks: chunks.map { Data($0.utf8) }, delay: 0.1, closeInput: false, timeout: .seconds(30))
         #expect(!result.timedOut, "the command waited for the end of standard input")
         #expect(result.status == 65, "\(result.stderr)")
         let results = try #require(result.json?["results"] as? [[String: Any]])

@@ -30,7 +30,8 @@ final class RunningServer {
 
     init(_ arguments: [String] = []) throws {
         process.executableURL = CLI.binary
-        process.arguments = ["serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-level", "info"] + arguments
+        process.arguments =
+            ["serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-level", "info"] + arguments
         process.standardOutput = FileHandle.nullDevice
         let pipe = Pipe()
         process.standardError = pipe
@@ -51,7 +52,9 @@ final class RunningServer {
 
     /// `feed=127.0.0.1:N http=127.0.0.1:M` from the "presence service running" line.
     static func ports(in log: String) -> (Int, Int)? {
-        guard let line = log.split(separator: "\n").first(where: { $0.contains("presence service running") }) else { return nil }
+        guard let line = log.split(separator: "\n").first(where: { $0.contains("presence service running") }) else {
+            return nil
+        }
         func port(_ key: String) -> Int? {
             guard let range = line.range(of: key + "=127.0.0.1:") else { return nil }
             return Int(line[range.upperBound...].prefix { $0.isNumber })
@@ -80,7 +83,9 @@ struct ServeCommandTests {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw CocoaError(.fileReadUnknown) }
         let bytes = Array(text.utf8)
@@ -90,7 +95,9 @@ struct ServeCommandTests {
     @Test func aServedStreamIsQueryableFromTheCLIAndSIGTERMExitsCleanly() throws {
         let server = try RunningServer()
         let api = "http://127.0.0.1:\(server.httpPort)"
-        try ServeCommandTests.send("<presence from='alice@example.com/desk'><show>away</show><status>Lunch</status></presence>", toPort: server.feedPort)
+        try ServeCommandTests.send(
+            "<presence from='alice@example.com/desk'><show>away</show><status>Lunch</status></presence>",
+            toPort: server.feedPort)
         var result = try CLI.run(["query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com"])
         for _ in 0 ..< 100 where !result.stdout.contains("\"available\"") {
             Thread.sleep(forTimeInterval: 0.05)
@@ -133,8 +140,9 @@ struct ServeFailureTests {
     @Test func aPortInUseEndsTheServiceWithAnErrorInsteadOfHanging() throws {
         let (descriptor, busy) = boundSocket(listening: true)
         defer { close(descriptor) }
-        let result = try CLI.run(["serve", "--feed", "127.0.0.1:\(busy)", "--http", "127.0.0.1:0", "--log-level", "critical"],
-                                 timeout: .seconds(60))
+        let result = try CLI.run(
+            ["serve", "--feed", "127.0.0.1:\(busy)", "--http", "127.0.0.1:0", "--log-level", "critical"],
+            timeout: .seconds(60))
         #expect(!result.timedOut, "serve hung on a port in use")
         #expect(result.status != 0)
     }

@@ -1,6 +1,6 @@
-import Testing
 import PresenceIngest
 import PresenceStore
+import Testing
 import XMPPStream
 
 /// Decodes every stanza of `input` (bare stanzas or a full stream).
@@ -37,7 +37,8 @@ struct DecoderTests {
     }
 
     @Test func unavailableMeansTheResourceIsGone() throws {
-        let decoded = try update("<presence from='alice@example.com/desk' type='unavailable'><status>Gone home</status></presence>")
+        let decoded = try update(
+            "<presence from='alice@example.com/desk' type='unavailable'><status>Gone home</status></presence>")
         #expect(decoded.availability == .unavailable)
         #expect(decoded.details.status == "Gone home")
     }
@@ -51,13 +52,20 @@ struct DecoderTests {
     }
 
     @Test func messagesIQsAndOtherElementsAreIgnored() {
-        #expect(dispositions("<message from='a@b/c'><body>x</body></message><iq type='get' id='1'/><foo xmlns='urn:x'/><presence xmlns='urn:not-xmpp' from='a@b'/>")
+        #expect(
+            dispositions(
+                "<message from='a@b/c'><body>x</body></message><iq type='get' id='1'/><foo xmlns='urn:x'/><presence xmlns='urn:not-xmpp' from='a@b'/>"
+            )
                 == [.ignored(.message), .ignored(.iq), .ignored(.other), .ignored(.other)])
     }
 
     @Test func aMissingOrInvalidFromIsRejectedWithItsReason() {
-        #expect(dispositions("<presence/><presence from='@example.com'/><presence from='a b@example.com'/>")
-                == [.rejected(.missingFrom), .rejected(.invalidFrom(.emptyLocalpart)), .rejected(.invalidFrom(.forbiddenCharacterInLocalpart))])
+        #expect(
+            dispositions("<presence/><presence from='@example.com'/><presence from='a b@example.com'/>")
+                == [
+                    .rejected(.missingFrom), .rejected(.invalidFrom(.emptyLocalpart)),
+                    .rejected(.invalidFrom(.forbiddenCharacterInLocalpart)),
+                ])
     }
 
     @Test func anUnknownTypeIsRejected() {
@@ -79,11 +87,13 @@ struct DecoderTests {
     }
 
     @Test(arguments: [
-        ("5", Int8(5)), ("-1", -1), ("+7", 7), ("127", 127), ("128", 127), ("-129", -128), ("99999999999999999999", 127),
+        ("5", Int8(5)), ("-1", -1), ("+7", 7), ("127", 127), ("128", 127), ("-129", -128),
+        ("99999999999999999999", 127),
         ("-99999999999999999999", -128), ("abc", 0), ("1.5", 0), ("", 0), (" 3 ", 3), ("-", 0),
     ])
     func priorityIsAnIntegerClampedToInt8AndZeroOtherwise(text: String, priority: Int8) throws {
-        #expect(try update("<presence from='a@b/c'><priority>\(text)</priority></presence>").details.priority == priority)
+        #expect(
+            try update("<presence from='a@b/c'><priority>\(text)</priority></presence>").details.priority == priority)
     }
 
     @Test func anAbsentPriorityIsZero() throws {
@@ -91,26 +101,37 @@ struct DecoderTests {
     }
 
     @Test func theStatusInTheStanzaLanguageWins() throws {
-        let stream = "<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' xml:lang='de'>"
-        let decoded = try update(stream + "<presence from='a@b/c'><status xml:lang='en'>Lunch</status><status>Mittag</status></presence>")
+        let stream =
+            "<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' xml:lang='de'>"
+        let decoded = try update(
+            stream + "<presence from='a@b/c'><status xml:lang='en'>Lunch</status><status>Mittag</status></presence>")
         #expect(decoded.details.status == "Mittag")
-        let stanzaLanguage = try update("<presence from='a@b/c' xml:lang='fr'><status xml:lang='en'>Lunch</status><status xml:lang='fr'>Déjeuner</status></presence>")
+        let stanzaLanguage = try update(
+            "<presence from='a@b/c' xml:lang='fr'><status xml:lang='en'>Lunch</status><status xml:lang='fr'>Déjeuner</status></presence>"
+        )
         #expect(stanzaLanguage.details.status == "Déjeuner")
-        let caseInsensitive = try update("<presence from='a@b/c' xml:lang='en-GB'><status xml:lang='de'>Mittag</status><status xml:lang='EN-gb'>Lunch</status></presence>")
+        let caseInsensitive = try update(
+            "<presence from='a@b/c' xml:lang='en-GB'><status xml:lang='de'>Mittag</status><status xml:lang='EN-gb'>Lunch</status></presence>"
+        )
         #expect(caseInsensitive.details.status == "Lunch")
     }
 
     @Test func thenTheStatusWithoutLanguageThenTheFirst() throws {
-        let unlabelled = try update("<presence from='a@b/c'><status xml:lang='de'>Mittag</status><status>Lunch</status></presence>")
+        let unlabelled = try update(
+            "<presence from='a@b/c'><status xml:lang='de'>Mittag</status><status>Lunch</status></presence>")
         #expect(unlabelled.details.status == "Lunch")
-        let first = try update("<presence from='a@b/c'><status xml:lang='de'>Mittag</status><status xml:lang='fr'>Déjeuner</status></presence>")
+        let first = try update(
+            "<presence from='a@b/c'><status xml:lang='de'>Mittag</status><status xml:lang='fr'>Déjeuner</status></presence>"
+        )
         #expect(first.details.status == "Mittag")
     }
 
     @Test func theDelayStampIsTheUpdatesTime() throws {
-        let decoded = try update("<presence from='a@b/c'><delay xmlns='urn:xmpp:delay' from='b' stamp='2026-11-22T08:00:00Z'/></presence>")
+        let decoded = try update(
+            "<presence from='a@b/c'><delay xmlns='urn:xmpp:delay' from='b' stamp='2026-11-22T08:00:00Z'/></presence>")
         #expect(decoded.delayedAt == PresenceTime(xmppTimestamp: "2026-11-22T08:00:00Z"))
-        let legacy = try update("<presence from='a@b/c'><x xmlns='jabber:x:delay' stamp='20261122T08:00:00'/></presence>")
+        let legacy = try update(
+            "<presence from='a@b/c'><x xmlns='jabber:x:delay' stamp='20261122T08:00:00'/></presence>")
         #expect(legacy.delayedAt == PresenceTime(xmppTimestamp: "2026-11-22T08:00:00Z"))
         let invalid = try update("<presence from='a@b/c'><delay xmlns='urn:xmpp:delay' stamp='soon'/></presence>")
         #expect(invalid.delayedAt == nil)
@@ -118,11 +139,17 @@ struct DecoderTests {
 
     @Test func attendanceIsDecoded() throws {
         for state in Attendance.allCases {
-            let decoded = try update("<presence from='a@b/c'><attendance xmlns='urn:presence-store:attendance' state='\(state.rawValue)'/></presence>")
+            let decoded = try update(
+                "<presence from='a@b/c'><attendance xmlns='urn:presence-store:attendance' state='\(state.rawValue)'/></presence>"
+            )
             #expect(decoded.details.attendance == state)
         }
-        #expect(try update("<presence from='a@b/c'><attendance xmlns='urn:presence-store:attendance' state='napping'/></presence>").details.attendance == nil)
-        #expect(try update("<presence from='a@b/c'><attendance state='vacation'/></presence>").details.attendance == nil)
+        #expect(
+            try update(
+                "<presence from='a@b/c'><attendance xmlns='urn:presence-store:attendance' state='napping'/></presence>"
+            ).details.attendance == nil)
+        #expect(
+            try update("<presence from='a@b/c'><attendance state='vacation'/></presence>").details.attendance == nil)
     }
 
     @Test func prefixedPresenceCountsAsPresence() throws {

@@ -32,11 +32,13 @@ struct IngestSessionTests {
             }
         }
         session.onApplied = { update, _ in applied.append(update.from.bare) }
-        try session.feed(Array("""
-            <stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' from='example.com'>\
-            <iq type='result' id='roster'><query xmlns='jabber:iq:roster'/></iq>\
-            <presence from='a@example.com/desk'/><message from='b@example.com'/></stream:stream>
-            """.utf8))
+        try session.feed(
+            Array(
+                """
+                <stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' from='example.com'>\
+                <iq type='result' id='roster'><query xmlns='jabber:iq:roster'/></iq>\
+                <presence from='a@example.com/desk'/><message from='b@example.com'/></stream:stream>
+                """.utf8))
         try session.finish()
         #expect(events == ["open example.com", "iq", "presence", "message", "close"])
         #expect(applied == [jid("a@example.com")])
@@ -48,7 +50,8 @@ struct IngestSessionTests {
         let storage = NSCacheMemoryStorage()
         let session = IngestSession(storage: storage)
         #expect(throws: XMPPStreamError.self) {
-            try session.feed(Array("<presence from='kept@example.com/desk'/><presence from='lost@example.com/desk'><a></b>".utf8))
+            try session.feed(
+                Array("<presence from='kept@example.com/desk'/><presence from='lost@example.com/desk'><a></b>".utf8))
         }
         #expect(session.error?.condition == .notWellFormed)
         #expect(storage.get(jid("kept@example.com")) != nil)

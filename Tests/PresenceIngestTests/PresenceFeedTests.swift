@@ -1,7 +1,7 @@
-import Testing
 import PresenceIngest
 import PresenceStore
 import PresenceWorkload
+import Testing
 import XMPPStream
 
 @Suite("A presence feed parses, decodes, counts and hands out updates")
@@ -9,14 +9,17 @@ struct PresenceFeedTests {
     @Test func updatesAreCountedByOutcomeAndAppliedInOrder() throws {
         var feed = PresenceFeed()
         var applied: [PresenceUpdate] = []
-        try feed.feed(Array("""
-            <presence from='alice@example.com/desk'/>
-            <presence from='alice@example.com/desk' type='subscribe'/>
-            <presence/>
-            <message from='a@b/c'/>
-            <presence from='bad@@example.com'/>
-            <presence from='bob@example.com/phone' type='unavailable'/>
-            """.utf8)) { applied.append($0) }
+        try feed.feed(
+            Array(
+                """
+                <presence from='alice@example.com/desk'/>
+                <presence from='alice@example.com/desk' type='subscribe'/>
+                <presence/>
+                <message from='a@b/c'/>
+                <presence from='bad@@example.com'/>
+                <presence from='bob@example.com/phone' type='unavailable'/>
+                """.utf8)
+        ) { applied.append($0) }
         try feed.finish { applied.append($0) }
         #expect(applied.map(\.from.description) == ["alice@example.com/desk", "bob@example.com/phone"])
         #expect(feed.statistics.stanzas == 6)
@@ -29,7 +32,9 @@ struct PresenceFeedTests {
         var feed = PresenceFeed()
         var applied = 0
         #expect(throws: XMPPStreamError.self) {
-            try feed.feed(Array("<presence from='a@b/c'/><presence from='d@e/f'/><presence from='x@y/z'><!-- --></presence>".utf8)) { _ in applied += 1 }
+            try feed.feed(
+                Array("<presence from='a@b/c'/><presence from='d@e/f'/><presence from='x@y/z'><!-- --></presence>".utf8)
+            ) { _ in applied += 1 }
         }
         #expect(applied == 2)
         #expect(feed.statistics.presenceUpdates == 2)
@@ -42,7 +47,9 @@ struct PresenceFeedTests {
         var feed = PresenceFeed()
         var users: [BareJID: UserPresence] = [:]
         let now = PresenceTime(secondsSinceEpoch: 1_800_000_000)
-        let apply: (PresenceUpdate) -> Void = { users[$0.from.bare, default: UserPresence()].apply($0, receivedAt: now) }
+        let apply: (PresenceUpdate) -> Void = {
+            users[$0.from.bare, default: UserPresence()].apply($0, receivedAt: now)
+        }
         try feed.feed(bytes, apply: apply)
         try feed.finish(apply: apply)
         #expect(feed.statistics.presenceUpdates == 5000)

@@ -1,6 +1,6 @@
-import Testing
 import PresenceIngest
 import PresenceStore
+import Testing
 import XMPPStream
 
 /// The shipped samples, read from the repository.
@@ -21,13 +21,16 @@ func sample(_ name: String) throws -> [UInt8] {
 }
 
 /// Feeds a whole sample and aggregates it per user, as every storage does.
-func aggregate(_ bytes: [UInt8]) -> (users: [BareJID: UserPresence], statistics: IngestStatistics, error: XMPPStreamError?) {
+func aggregate(
+    _ bytes: [UInt8]
+) -> (users: [BareJID: UserPresence], statistics: IngestStatistics, error: XMPPStreamError?) {
     var feed = PresenceFeed()
     var users: [BareJID: UserPresence] = [:]
     var time: Int64 = 0
     let apply: (PresenceUpdate) -> Void = { update in
         time += 1
-        users[update.from.bare, default: UserPresence()].apply(update, receivedAt: PresenceTime(secondsSinceEpoch: 1_795_400_000 + time))
+        users[update.from.bare, default: UserPresence()].apply(
+            update, receivedAt: PresenceTime(secondsSinceEpoch: 1_795_400_000 + time))
     }
     var failure: XMPPStreamError?
     do throws(XMPPStreamError) {

@@ -10,8 +10,10 @@ import XMPPStream
 struct WireFormatTests {
     static func results() -> [PresenceQueryResult] {
         var presence = UserPresence()
-        presence.apply(available("a@example.com/desk \"quoted\"", priority: -3, show: .dnd, status: "Line\nbreak \\ tab\t \u{1} é ✓",
-                                 attendance: .businessTrip), receivedAt: time(1))
+        presence.apply(
+            available(
+                "a@example.com/desk \"quoted\"", priority: -3, show: .dnd, status: "Line\nbreak \\ tab\t \u{1} é ✓",
+                attendance: .businessTrip), receivedAt: time(1))
         var offline = UserPresence()
         offline.apply(unavailable("b@example.com", status: "Gone", attendance: .vacation), receivedAt: time(2))
         return [
@@ -31,8 +33,12 @@ struct WireFormatTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         #expect(object["error"] is NSNull, "a field with no value is null, never left out")
         let first = try #require((object["results"] as? [[String: Any]])?.first)
-        #expect(first.keys.sorted() == ["attendance", "cause", "jid", "priority", "resource", "show", "since", "state", "status"])
-        #expect(first["status"] as? String == "Line\nbreak \\ tab\t \u{1} é ✓", "control characters and quotes are escaped")
+        #expect(
+            first.keys.sorted() == [
+                "attendance", "cause", "jid", "priority", "resource", "show", "since", "state", "status",
+            ])
+        #expect(
+            first["status"] as? String == "Line\nbreak \\ tab\t \u{1} é ✓", "control characters and quotes are escaped")
         #expect(first["state"] as? String == "available")
         #expect(first["show"] as? String == "dnd")
     }
@@ -46,15 +52,21 @@ struct WireFormatTests {
     @Test func errorsHaveTheDocumentedShapeWithOrWithoutAPosition() throws {
         let parser = XMPPStreamParser()
         var streamError: XMPPStreamError?
-        do { try parser.feed(Array("<presence from='a@example.com'><".utf8)) { _ in }; try parser.finish { _ in } } catch { streamError = error }
+        do {
+            try parser.feed(Array("<presence from='a@example.com'><".utf8)) { _ in }; try parser.finish { _ in }
+        } catch { streamError = error }
         let report = ErrorReport(try #require(streamError))
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(ErrorDocument(report).jsonBytes())) as? [String: [String: Any]])
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(ErrorDocument(report).jsonBytes())) as? [String: [String: Any]])
         #expect(document["error"]?.keys.sorted() == ["byteOffset", "column", "condition", "line", "message"])
         #expect(document["error"]?["condition"] as? String == "not-well-formed")
         #expect(document["error"]?["line"] as? Int == 1)
         let request = ErrorDocument(ErrorReport(condition: "jid-malformed", message: "'@' is not a valid JID"))
         let body = String(decoding: request.jsonBytes(), as: UTF8.self)
-        #expect(body == #"{"error":{"byteOffset":null,"column":null,"condition":"jid-malformed","line":null,"message":"'@' is not a valid JID"}}"#)
+        #expect(
+            body
+                == #"{"error":{"byteOffset":null,"column":null,"condition":"jid-malformed","line":null,"message":"'@' is not a valid JID"}}"#
+        )
     }
 
     @Test func prettyAndCompactAreTheSameDocument() throws {
@@ -66,7 +78,10 @@ struct WireFormatTests {
             writer.key("ratio"); writer.double(0.25)
         }
         let pretty = String(decoding: writer.bytes, as: UTF8.self)
-        #expect(pretty == "{\n  \"empty\": {},\n  \"list\": [\n    \"a\",\n    \"b\"\n  ],\n  \"none\": [],\n  \"ratio\": 0.25\n}")
+        #expect(
+            pretty
+                == "{\n  \"empty\": {},\n  \"list\": [\n    \"a\",\n    \"b\"\n  ],\n  \"none\": [],\n  \"ratio\": 0.25\n}"
+        )
         var compact = JSONWriter()
         compact.object { writer in
             writer.key("empty"); writer.object { _ in }
@@ -74,6 +89,7 @@ struct WireFormatTests {
             writer.key("none"); writer.strings([])
             writer.key("ratio"); writer.double(0.25)
         }
-        #expect(String(decoding: compact.bytes, as: UTF8.self) == #"{"empty":{},"list":["a","b"],"none":[],"ratio":0.25}"#)
+        #expect(
+            String(decoding: compact.bytes, as: UTF8.self) == #"{"empty":{},"list":["a","b"],"none":[],"ratio":0.25}"#)
     }
 }

@@ -1,6 +1,6 @@
+import PresenceModel
 import PresenceTestSupport
 import Testing
-import PresenceModel
 
 @Suite("A user's status aggregates their resources (RFC 6121)")
 struct AggregationTests {
@@ -61,7 +61,9 @@ struct AggregationTests {
     @Test func whenTheLastResourceGoesTheUserIsOfflineWithTimeStatusAndAttendance() {
         var user = UserPresence()
         user.apply(available("alice@example.com/desk", priority: 10), receivedAt: time(1))
-        user.apply(unavailable("alice@example.com/desk", status: "On vacation until Monday", attendance: .vacation), receivedAt: time(9))
+        user.apply(
+            unavailable("alice@example.com/desk", status: "On vacation until Monday", attendance: .vacation),
+            receivedAt: time(9))
         guard case .offline(let last)? = user.status else {
             Issue.record("expected offline, got \(String(describing: user.status))")
             return

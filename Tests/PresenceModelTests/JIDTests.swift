@@ -1,5 +1,5 @@
-import Testing
 import PresenceModel
+import Testing
 
 @Suite("JIDs follow RFC 7622")
 struct JIDTests {

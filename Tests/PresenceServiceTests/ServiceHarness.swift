@@ -1,9 +1,9 @@
 import Foundation
 import Logging
+import LoopbackHTTP
 import PresenceService
 import PresenceStore
 import PresenceWire
-import LoopbackHTTP
 import ServiceLifecycle
 
 /// Runs a service on ephemeral loopback ports for the duration of `body`, then shuts it down gracefully.
@@ -60,7 +60,9 @@ final class Feeder: Sendable {
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard connected == 0 else {
                 Glibc.close(descriptor)
@@ -79,7 +81,9 @@ final class Feeder: Sendable {
         try await offPool {
             var sent = 0
             while sent < bytes.count {
-                let written = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let written = bytes[sent...].withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 guard written > 0 else { throw TestFailure("send failed: \(String(cString: strerror(errno)))") }
                 sent += written
             }

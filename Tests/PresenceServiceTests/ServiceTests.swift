@@ -1,9 +1,9 @@
 import Foundation
-import PresenceService
+import LoopbackHTTP
 import PresenceIngest
+import PresenceService
 import PresenceStore
 import PresenceWire
-import LoopbackHTTP
 import PresenceWorkload
 import Testing
 
@@ -13,9 +13,13 @@ struct ServiceTests {
         try await withService { ports in
             let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }
-            try await feeder.send("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>")
-            try await feeder.send("<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status></presence>")
-            #expect(try await eventually { try await state(of: "alice@example.com", port: ports.http)?.state == .available })
+            try await feeder.send(
+                "<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>")
+            try await feeder.send(
+                "<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status></presence>")
+            #expect(
+                try await eventually { try await state(of: "alice@example.com", port: ports.http)?.state == .available }
+            )
             let result = try #require(try await state(of: "alice@example.com", port: ports.http))
             #expect(result.show == .dnd)
             #expect(result.status == "Focus")
@@ -28,9 +32,11 @@ struct ServiceTests {
         try await withService { ports in
             let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }
-            try await feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk' type='unavailable'/>")
+            try await feeder.send(
+                "<presence from='a@example.com/desk'/><presence from='b@example.com/desk' type='unavailable'/>")
             #expect(try await eventually { try await state(of: "b@example.com", port: ports.http)?.state == .offline })
-            let response = try await httpGet("/v1/presence?jid=a@example.com&jid=B@Example.com&jid=c@example.com", port: ports.http)
+            let response = try await httpGet(
+                "/v1/presence?jid=a@example.com&jid=B@Example.com&jid=c@example.com", port: ports.http)
             #expect(response.status == 200)
             let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
             #expect(json["error"] is NSNull)
@@ -52,7 +58,8 @@ struct ServiceTests {
         // Each feeder speaks for its own people (a suffix on every JID), so the truth does not depend on how
         // the feeders interleave.
         let streams: [[UInt8]] = (0 ..< feeders).map { index in
-            var generator = PresenceStreamGenerator(.init(users: 300, updates: updatesPerFeeder, seed: UInt64(index + 1)))
+            var generator = PresenceStreamGenerator(
+                .init(users: 300, updates: updatesPerFeeder, seed: UInt64(index + 1)))
             let text = String(decoding: generator.generate(), as: UTF8.self)
             return Array(text.replacingOccurrences(of: "@", with: "-f\(index)@").utf8)
         }
@@ -62,7 +69,8 @@ struct ServiceTests {
             var tick: Int64 = 0
             try feed.feed(stream) { update in
                 tick += 1
-                truth[update.from.bare, default: UserPresence()].apply(update, receivedAt: PresenceTime(millisecondsSinceEpoch: tick))
+                truth[update.from.bare, default: UserPresence()].apply(
+                    update, receivedAt: PresenceTime(millisecondsSinceEpoch: tick))
             }
         }
         let storage = DictionaryMemoryStorage()
@@ -90,9 +98,10 @@ struct ServiceTests {
                 try await group.waitForAll()
             }
             let total = updatesPerFeeder * feeders
-            #expect(try await eventually(timeout: .seconds(60)) {
-                try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == total
-            })
+            #expect(
+                try await eventually(timeout: .seconds(60)) {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == total
+                })
         }
         #expect(storage.count == expected.count)
         for (key, value) in expected {
@@ -109,28 +118,44 @@ struct ServiceTests {
             try await good.send("<presence from='good@example.com/desk'/>")
             let bad = try await Feeder.connect(port: ports.feed)
             defer { bad.close() }
-            try await bad.send("<presence from='bad@example.com/desk'/><presence from='bad2@example.com/desk'><show>away</sho></presence>")
+            try await bad.send(
+                "<presence from='bad@example.com/desk'/><presence from='bad2@example.com/desk'><show>away</sho></presence>"
+            )
             let answer = try await bad.readUntilClosed().text
             #expect(answer.contains("<stream:error><not-well-formed xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"))
             #expect(answer.hasSuffix("</stream:stream>"))
             try await good.send("<presence from='good@example.com/phone'/>")
-            #expect(try await eventually { try await get(QueryDocument.self, "/v1/presence?jid=good@example.com", port: ports.http).results[0].state == .available })
-            #expect(try await state(of: "bad@example.com", port: ports.http)?.state == .available, "applied before the error")
+            #expect(
+                try await eventually {
+                    try await get(QueryDocument.self, "/v1/presence?jid=good@example.com", port: ports.http).results[0]
+                        .state == .available
+                })
+            #expect(
+                try await state(of: "bad@example.com", port: ports.http)?.state == .available,
+                "applied before the error")
             #expect(try await state(of: "bad2@example.com", port: ports.http)?.state == .unknown)
-            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1 })
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1
+                })
         }
     }
 
     @Test(arguments: [
         ("<presence from='a@example.com/x'/><!-- comment -->", "restricted-xml"),
-        ("<presence from='a@example.com/x'><status>" + String(repeating: "x", count: 300) + "</status></presence>", "policy-violation"),
+        (
+            "<presence from='a@example.com/x'><status>" + String(repeating: "x", count: 300) + "</status></presence>",
+            "policy-violation"
+        ),
     ])
     func restrictedXMLAndOversizedStanzasAreStreamErrors(input: String, condition: String) async throws {
         try await withService(configure: { $0.stream = .init(limits: .init(maxStanzaBytes: 200)) }) { ports in
             let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }
             try await feeder.send(input)
-            #expect(try await feeder.readUntilClosed().text.contains("<\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"))
+            #expect(
+                try await feeder.readUntilClosed().text.contains(
+                    "<\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"))
         }
     }
 
@@ -139,7 +164,10 @@ struct ServiceTests {
             let feeder = try await Feeder.connect(port: ports.feed)
             try await feeder.send("<presence from='kept@example.com/desk'/><presence from='cut@example.com/desk'><sta")
             feeder.close()
-            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1 })
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).streamErrors == 1
+                })
             #expect(try await state(of: "kept@example.com", port: ports.http)?.state == .available)
             #expect(try await state(of: "cut@example.com", port: ports.http)?.state == .unknown)
             #expect(try await get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 0)
@@ -154,7 +182,10 @@ struct ServiceTests {
             let first = try await Feeder.connect(port: ports.feed)
             defer { first.close() }
             try await first.send("<presence from='a@example.com/desk'/>")
-            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 1 })
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).feedersConnected == 1
+                })
             let second = try await Feeder.connect(port: ports.feed)
             defer { second.close() }
             #expect(try await second.readUntilClosed().text.contains("<policy-violation"))
@@ -168,7 +199,10 @@ struct ServiceTests {
             let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }
             try await feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk'/>")
-            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == 2 })
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == 2
+                })
             let stats = try await get(ServiceStats.self, "/v1/stats", port: ports.http)
             #expect(stats.storage == "lru")
             #expect(stats.entries == 1)
@@ -193,7 +227,10 @@ struct ServiceTests {
         let total = 20_000
         try await withService(storage: storage) { ports in
             let feeder = try await Feeder.connect(port: ports.feed)
-            #expect(try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).connectionsAccepted == 1 })
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).connectionsAccepted == 1
+                })
             var stream = ""
             for index in 0 ..< total { stream += "<presence from='user\(index)@example.com/desk'/>" }
             try await feeder.send(stream)
@@ -208,6 +245,8 @@ struct ServiceTests {
 /// What a UI shows for a user, without times.
 private func shown(_ value: UserPresence) -> [String] {
     var lines = value.availableResources.map { "\($0.resource) \($0.details)" }.sorted()
-    if let status = value.status { lines.append("status \(status.isAvailable) \(status.presence.resource) \(status.presence.details)") }
+    if let status = value.status {
+        lines.append("status \(status.isAvailable) \(status.presence.resource) \(status.presence.details)")
+    }
     return lines
 }

@@ -1,7 +1,8 @@
 import PresenceTestSupport
-import Testing
-@testable import PresenceStore
 import PresenceWorkload
+import Testing
+
+@testable import PresenceStore
 
 @Suite("The compact table behaves like a dictionary")
 struct CompactTableTests {
@@ -26,9 +27,15 @@ struct CompactTableTests {
                     }
                 default:
                     var value = model[key] ?? UserPresence()
-                    value.apply(available("\(key.rawValue)/r\(random.below(4))", priority: Int8(random.below(20)),
-                                          status: random.chance(0.5) ? "status \(step)" : nil), receivedAt: time(Int64(step)))
-                    if let record { table.replace(record, hash: hash, with: value) } else { table.insert(bytes, hash: hash, value: value) }
+                    value.apply(
+                        available(
+                            "\(key.rawValue)/r\(random.below(4))", priority: Int8(random.below(20)),
+                            status: random.chance(0.5) ? "status \(step)" : nil), receivedAt: time(Int64(step)))
+                    if let record {
+                        table.replace(record, hash: hash, with: value)
+                    } else {
+                        table.insert(bytes, hash: hash, value: value)
+                    }
                     model[key] = value
                 }
             }
@@ -49,8 +56,9 @@ struct CompactTableTests {
 
     @Test func aCompactUserCostsFarLessThanADictionaryEntry() {
         let table = CompactPresenceTable()
-        let value = user(available("alice.smith12345@engineering.example.com/desk", priority: 10, status: "In a meeting"),
-                         available("alice.smith12345@engineering.example.com/phone", show: .away))
+        let value = user(
+            available("alice.smith12345@engineering.example.com/desk", priority: 10, status: "In a meeting"),
+            available("alice.smith12345@engineering.example.com/phone", show: .away))
         for index in 0 ..< 10_000 {
             var raw = "alice.smith\(index)@engineering.example.com"
             raw.withUTF8 { utf8 in

@@ -2,6 +2,7 @@ import Foundation
 import PresenceIngest
 import PresenceTestSupport
 import Testing
+
 @testable import PresenceStore
 
 @Suite("Pressure and limits: the dictionary never loses, the caches do, and say so")
@@ -72,14 +73,18 @@ struct StoragePressureTests {
     @Test func nscacheEvictsTheNewestEntryAtEqualCost() {
         // corelibs NSCache keeps a cost-sorted list and, at equal cost, evicts the entry just added.
         let storage = NSCacheMemoryStorage(countLimit: 3)
-        for name in ["a", "b", "c", "d"] { storage.set(user(available("\(name)@example.com/desk")), for: jid("\(name)@example.com")) }
+        for name in ["a", "b", "c", "d"] {
+            storage.set(user(available("\(name)@example.com/desk")), for: jid("\(name)@example.com"))
+        }
         #expect(Set(storage.keys) == [jid("a@example.com"), jid("b@example.com"), jid("c@example.com")])
         #expect(storage.lookup(jid("d@example.com")) == .lost(.countLimit))
     }
 
     @Test func lruEvictsTheLeastRecentlyUsedExactly() {
         let storage = LRUMemoryStorage(countLimit: 3)
-        for name in ["a", "b", "c"] { storage.set(user(available("\(name)@example.com/desk")), for: jid("\(name)@example.com")) }
+        for name in ["a", "b", "c"] {
+            storage.set(user(available("\(name)@example.com/desk")), for: jid("\(name)@example.com"))
+        }
         _ = storage.get(jid("a@example.com"))
         storage.set(user(available("d@example.com/desk")), for: jid("d@example.com"))
         #expect(Set(storage.keys) == [jid("a@example.com"), jid("c@example.com"), jid("d@example.com")])
@@ -127,8 +132,9 @@ struct StoragePressureTests {
         Array(stream.utf8).withUnsafeBytes { try! replay.feed($0) }
         try! replay.finish()
         let audit = replay.audit()
-        #expect(audit.stale == [jid("alice@example.com")], "alice was rebuilt from her phone alone; the truth shows the desk")
+        #expect(
+            audit.stale == [jid("alice@example.com")],
+            "alice was rebuilt from her phone alone; the truth shows the desk")
         #expect(audit.lost == [jid("bob@example.com")])
     }
 }
-

@@ -17,7 +17,9 @@ package func available(
 }
 
 package func unavailable(_ full: String, status: String? = nil, attendance: Attendance? = nil) -> PresenceUpdate {
-    PresenceUpdate(from: try! JID(full), availability: .unavailable, details: PresenceDetails(status: status, attendance: attendance))
+    PresenceUpdate(
+        from: try! JID(full), availability: .unavailable,
+        details: PresenceDetails(status: status, attendance: attendance))
 }
 
 /// A user after `updates`, applied one second apart.

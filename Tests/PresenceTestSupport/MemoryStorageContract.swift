@@ -68,12 +68,19 @@ private struct MemoryStorageContract {
     func valuesRoundTripExactly() {
         let storage = kind.make()
         var value = UserPresence()
-        value.apply(available("Ünïcode@example.com/Desk ✓", priority: -128, show: .xa, status: String(repeating: "é", count: 300)), receivedAt: time(1))
-        value.apply(PresenceUpdate(from: try! JID("ünïcode@example.com/phone"), availability: .available,
-                                   details: PresenceDetails(show: .chat, status: nil, priority: 127, attendance: .businessTrip),
-                                   delayedAt: PresenceTime(millisecondsSinceEpoch: -5)), receivedAt: time(2))
-        value.apply(PresenceUpdate(from: try! JID("ünïcode@example.com/tablet"), availability: .unavailable,
-                                   details: PresenceDetails(status: "", attendance: .sickLeave)), receivedAt: time(3))
+        value.apply(
+            available(
+                "Ünïcode@example.com/Desk ✓", priority: -128, show: .xa, status: String(repeating: "é", count: 300)),
+            receivedAt: time(1))
+        value.apply(
+            PresenceUpdate(
+                from: try! JID("ünïcode@example.com/phone"), availability: .available,
+                details: PresenceDetails(show: .chat, status: nil, priority: 127, attendance: .businessTrip),
+                delayedAt: PresenceTime(millisecondsSinceEpoch: -5)), receivedAt: time(2))
+        value.apply(
+            PresenceUpdate(
+                from: try! JID("ünïcode@example.com/tablet"), availability: .unavailable,
+                details: PresenceDetails(status: "", attendance: .sickLeave)), receivedAt: time(3))
         let key = jid("ünïcode@example.com")
         storage.set(value, for: key)
         #expect(storage.get(key) == value, label)
@@ -92,20 +99,24 @@ private struct MemoryStorageContract {
         let changes = Recorder<StorageChange>()
         storage.setChangeObserver { changes.append($0) }
         let alice = jid("alice@example.com")
-        storage.apply(available("alice@example.com/desk", priority: 5, show: .dnd, status: "Focus"), receivedAt: time(1))
+        storage.apply(
+            available("alice@example.com/desk", priority: 5, show: .dnd, status: "Focus"), receivedAt: time(1))
         // A second device with a lower priority shows nothing new; a new priority on the same device neither.
         storage.apply(available("alice@example.com/phone", priority: 0, show: .away), receivedAt: time(2))
-        storage.apply(available("alice@example.com/desk", priority: 6, show: .dnd, status: "Focus"), receivedAt: time(3))
-        storage.apply(available("alice@example.com/desk", priority: 6, show: .dnd, status: "Lunch"), receivedAt: time(4))
+        storage.apply(
+            available("alice@example.com/desk", priority: 6, show: .dnd, status: "Focus"), receivedAt: time(3))
+        storage.apply(
+            available("alice@example.com/desk", priority: 6, show: .dnd, status: "Lunch"), receivedAt: time(4))
         storage.apply(unavailable("alice@example.com", attendance: .offWork), receivedAt: time(5))
         let dnd = VisibleStatus(state: .available, show: .dnd, status: "Focus")
         let lunch = VisibleStatus(state: .available, show: .dnd, status: "Lunch")
         let offline = VisibleStatus(state: .offline, attendance: .offWork)
-        #expect(changes.all == [
-            StorageChange(key: alice, old: .unknown, new: dnd, cause: .update),
-            StorageChange(key: alice, old: dnd, new: lunch, cause: .update),
-            StorageChange(key: alice, old: lunch, new: offline, cause: .update),
-        ], label)
+        #expect(
+            changes.all == [
+                StorageChange(key: alice, old: .unknown, new: dnd, cause: .update),
+                StorageChange(key: alice, old: dnd, new: lunch, cause: .update),
+                StorageChange(key: alice, old: lunch, new: offline, cause: .update),
+            ], label)
         changes.removeAll()
         storage.set(storage.get(alice)!, for: alice)
         #expect(changes.all.isEmpty, "storing the same value again changes nothing on screen: \(kind.name)")
@@ -122,9 +133,13 @@ private struct MemoryStorageContract {
         storage.removeAll()
         let online = VisibleStatus(state: .available)
         #expect(changes.all.count == 3, label)
-        #expect(Set(changes.all) == Set(["a", "b", "c"].map {
-            StorageChange(key: jid("\($0)@example.com"), old: online, new: .unknown, cause: .removal(.explicit))
-        }), label)
+        #expect(
+            Set(changes.all)
+                == Set(
+                    ["a", "b", "c"].map {
+                        StorageChange(
+                            key: jid("\($0)@example.com"), old: online, new: .unknown, cause: .removal(.explicit))
+                    }), label)
     }
 
     func theObserverMayCallBackIntoTheStorage() {
@@ -184,8 +199,11 @@ private struct MemoryStorageContract {
         storage.remove(storage.keys.first { $0 != lostKey }!)  // make room, so the refill stays
         changes.removeAll()
         storage.apply(available("\(lostKey)/desk", show: .chat), receivedAt: time(2))
-        #expect(changes.all.first == StorageChange(
-            key: lostKey, old: .lost(.countLimit), new: VisibleStatus(state: .available, show: .chat), cause: .refill), label)
+        #expect(
+            changes.all.first
+                == StorageChange(
+                    key: lostKey, old: .lost(.countLimit), new: VisibleStatus(state: .available, show: .chat),
+                    cause: .refill), label)
         #expect(storage.lookup(lostKey).presence != nil, label)
         #expect(storage.statistics.lost == 0, label)
         // Evict again, then remove the lost user on purpose: no longer lost, only unknown, and screens learn it.
@@ -214,8 +232,13 @@ private struct MemoryStorageContract {
                         // Each task keeps exactly one resource online per user: it adds t<task>-<step> and removes
                         // t<task>-<step-1>. A lost update leaves a stale resource behind or misses the new one.
                         for account in shared + ["own\(task)@example.com"] {
-                            storage.apply(available("\(account)/t\(task)-\(step)", priority: Int8(task)), receivedAt: time(Int64(step)))
-                            if step > 0 { storage.apply(unavailable("\(account)/t\(task)-\(step - 1)"), receivedAt: time(Int64(step))) }
+                            storage.apply(
+                                available("\(account)/t\(task)-\(step)", priority: Int8(task)),
+                                receivedAt: time(Int64(step)))
+                            if step > 0 {
+                                storage.apply(
+                                    unavailable("\(account)/t\(task)-\(step - 1)"), receivedAt: time(Int64(step)))
+                            }
                         }
                     }
                 }
@@ -227,7 +250,10 @@ private struct MemoryStorageContract {
             #expect(storage.get(jid(account))?.status?.presence.details.priority == Int8(tasks - 1), label)
         }
         for task in 0 ..< tasks {
-            #expect(storage.get(jid("own\(task)@example.com"))?.availableResources.map(\.resource) == ["t\(task)-\(steps - 1)"], label)
+            #expect(
+                storage.get(jid("own\(task)@example.com"))?.availableResources.map(\.resource) == [
+                    "t\(task)-\(steps - 1)"
+                ], label)
         }
         #expect(storage.count == shared.count + tasks, label)
     }
@@ -244,7 +270,8 @@ private struct MemoryStorageContract {
                 group.addTask {
                     for step in 0 ..< 400 {
                         let account = "user\(step % 3)@example.com"
-                        storage.apply(available("\(account)/desk", show: shows[(step + task) % shows.count]), receivedAt: time(1))
+                        storage.apply(
+                            available("\(account)/desk", show: shows[(step + task) % shows.count]), receivedAt: time(1))
                     }
                 }
             }
@@ -254,7 +281,9 @@ private struct MemoryStorageContract {
             let chain = changes.all.filter { $0.key == key }
             #expect(chain.first?.old == .unknown, label)
             let broken = zip(chain, chain.dropFirst()).filter { $0.new != $1.old }
-            #expect(broken.isEmpty, "\(broken.count) changes of \(key) did not start where the previous one ended: \(kind.name)")
+            #expect(
+                broken.isEmpty,
+                "\(broken.count) changes of \(key) did not start where the previous one ended: \(kind.name)")
             #expect(chain.last?.new == VisibleStatus(storage.lookup(key)), label)
         }
     }

@@ -4,13 +4,14 @@ import XMPPStream
 
 @Suite("Stanzas are delivered as soon as their last byte arrives")
 struct IncrementalDeliveryTests {
-    let document = streamHeader + """
-        <presence id='1' from='alice@example.com/desk'><show>away</show><status>Lunch</status></presence>
-        <message id='2' to='bob@example.com'><body>Hi &amp; bye</body></message>
-        <presence id='3'/>
-        <iq id='4' type='get'><query xmlns='jabber:iq:roster'/></iq>
-        </stream:stream>
-        """
+    let document =
+        streamHeader + """
+            <presence id='1' from='alice@example.com/desk'><show>away</show><status>Lunch</status></presence>
+            <message id='2' to='bob@example.com'><body>Hi &amp; bye</body></message>
+            <presence id='3'/>
+            <iq id='4' type='get'><query xmlns='jabber:iq:roster'/></iq>
+            </stream:stream>
+            """
 
     @Test func aStanzaFedAloneOnAnOpenStreamIsDeliveredWithoutMoreBytes() {
         var recorder = StreamRecorder()
@@ -65,7 +66,8 @@ struct IncrementalDeliveryTests {
     }
 
     @Test func aStanzaKeptByTheReceiverIsNotChangedByLaterStanzas() {
-        let recorder = StreamRecorder.parse("<presence id='1'><status>first</status></presence><presence id='2'><status>second</status></presence>")
+        let recorder = StreamRecorder.parse(
+            "<presence id='1'><status>first</status></presence><presence id='2'><status>second</status></presence>")
         let first = recorder.stanzas[0]
         let status = first.firstChild(of: first.root, named: "status", in: "jabber:client")
         #expect(status.map { first.text(of: $0) } == "first")
@@ -74,10 +76,11 @@ struct IncrementalDeliveryTests {
     @Test func stanzaPositionsAndSizesPointIntoTheInput() {
         let input = "<presence id='1'/>\n  <presence id='2'>\n<show>xa</show></presence>"
         let recorder = StreamRecorder.parse(input)
-        #expect(recorder.stanzas.map(\.position) == [
-            SourcePosition(line: 1, column: 1, byteOffset: 0),
-            SourcePosition(line: 2, column: 3, byteOffset: 21),
-        ])
+        #expect(
+            recorder.stanzas.map(\.position) == [
+                SourcePosition(line: 1, column: 1, byteOffset: 0),
+                SourcePosition(line: 2, column: 3, byteOffset: 21),
+            ])
         #expect(recorder.stanzas.map(\.byteCount) == [18, input.utf8.count - 21])
     }
 
@@ -106,11 +109,14 @@ struct IncrementalDeliveryTests {
         // the dynamic symbol table of the libexpat this process loaded, and every libexpat from 2.6.0 has it.
         #expect(Expat.version.hasPrefix("expat_"))
         // /proc files report a size of 0: read them to their end rather than by their size.
-        let maps = String(decoding: try #require(FileHandle(forReadingAtPath: "/proc/self/maps")).readDataToEndOfFile(), as: UTF8.self)
-        let library = try #require(maps.split(separator: "\n").compactMap { line -> String? in
-            guard let slash = line.firstIndex(of: "/"), line.contains("libexpat") else { return nil }
-            return String(line[slash...])
-        }.first, "libexpat is mapped into the process")
+        let maps = String(
+            decoding: try #require(FileHandle(forReadingAtPath: "/proc/self/maps")).readDataToEndOfFile(), as: UTF8.self
+        )
+        let library = try #require(
+            maps.split(separator: "\n").compactMap { line -> String? in
+                guard let slash = line.firstIndex(of: "/"), line.contains("libexpat") else { return nil }
+                return String(line[slash...])
+            }.first, "libexpat is mapped into the process")
         let bytes = try #require(FileManager.default.contents(atPath: library))
         let hasSymbol = bytes.range(of: Data("XML_SetReparseDeferralEnabled".utf8)) != nil
         #expect(Expat.hasReparseDeferral == hasSymbol, "\(library)")

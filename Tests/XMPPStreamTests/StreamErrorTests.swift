@@ -6,7 +6,10 @@ struct StreamErrorTests {
     @Test(arguments: [
         ("<!DOCTYPE stream>", "DOCTYPE"),
         ("<!DOCTYPE s [<!ENTITY e 'x'>]>", "internal subset"),
-        ("<!DOCTYPE lolz [<!ENTITY lol 'lol'><!ENTITY lol2 '&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;'>]><lolz>&lol2;</lolz>", "billion laughs"),
+        (
+            "<!DOCTYPE lolz [<!ENTITY lol 'lol'><!ENTITY lol2 '&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;'>]><lolz>&lol2;</lolz>",
+            "billion laughs"
+        ),
         ("<!-- hello -->", "comment"),
         ("<?php echo 1; ?>", "processing instruction"),
     ])
@@ -72,7 +75,8 @@ struct StreamErrorTests {
 
     @Test func invalidUTF8IsNotWellFormed() {
         var recorder = StreamRecorder()
-        recorder.feed(Array("<presence id='1'/><presence><status>".utf8) + [0xC3, 0x28] + Array("</status></presence>".utf8))
+        recorder.feed(
+            Array("<presence id='1'/><presence><status>".utf8) + [0xC3, 0x28] + Array("</status></presence>".utf8))
         #expect(recorder.error?.condition == .notWellFormed)
         #expect(recorder.summary == ["presence:1"])
     }
@@ -91,14 +95,16 @@ struct StreamErrorTests {
     }
 
     @Test func aStreamInTheWrongNamespaceIsInvalidNamespace() {
-        let recorder = StreamRecorder.parse("<stream:stream xmlns:stream='urn:wrong' xmlns='jabber:client'><presence/></stream:stream>")
+        let recorder = StreamRecorder.parse(
+            "<stream:stream xmlns:stream='urn:wrong' xmlns='jabber:client'><presence/></stream:stream>")
         #expect(recorder.error?.condition == .invalidNamespace)
         #expect(recorder.stanzas.isEmpty)
     }
 
     @Test func aStreamWithAnUnknownDefaultNamespaceIsInvalidNamespace() {
         for declaration in ["xmlns='urn:other'", ""] {
-            let recorder = StreamRecorder.parse("<stream:stream \(declaration) xmlns:stream='http://etherx.jabber.org/streams'><presence/>")
+            let recorder = StreamRecorder.parse(
+                "<stream:stream \(declaration) xmlns:stream='http://etherx.jabber.org/streams'><presence/>")
             #expect(recorder.error?.condition == .invalidNamespace, "\(declaration)")
         }
     }
@@ -126,7 +132,9 @@ struct StreamErrorTests {
     }
 
     @Test func inputEndingInsideATagIsNotWellFormed() {
-        for input in [streamHeader + "<presence id='1'/><presence id='2", "<presence id='1'/><pres", streamHeader + "<"] {
+        for input in [
+            streamHeader + "<presence id='1'/><presence id='2", "<presence id='1'/><pres", streamHeader + "<",
+        ] {
             let recorder = StreamRecorder.parse(input)
             #expect(recorder.error?.condition == .notWellFormed, "\(input)")
         }

@@ -20,7 +20,8 @@ struct StreamLimitTests {
         #expect(accepted.error == nil)
         #expect(accepted.stanzas.count == 2)
 
-        let tooLarge = prefix + String(repeating: "a", count: limit + 1 - prefix.utf8.count - suffix.utf8.count) + suffix
+        let tooLarge =
+            prefix + String(repeating: "a", count: limit + 1 - prefix.utf8.count - suffix.utf8.count) + suffix
         let rejected = StreamRecorder.parse(fitting + tooLarge, limits: .init(maxStanzaBytes: limit))
         #expect(rejected.error?.condition == .policyViolation)
         #expect(rejected.error?.limit == .stanzaBytes)
@@ -49,7 +50,9 @@ struct StreamLimitTests {
     @Test func aHugeSingleChunkIsRefusedWithoutParsingPastTheLimit() {
         let limit = 4096
         var recorder = StreamRecorder(limits: .init(maxStanzaBytes: limit))
-        let input = "<presence id='ok'/><presence from='" + String(repeating: "b", count: 1_000_000) + "'/><presence id='after'/>"
+        let input =
+            "<presence id='ok'/><presence from='" + String(repeating: "b", count: 1_000_000)
+            + "'/><presence id='after'/>"
         recorder.feed(input)
         #expect(recorder.error?.limit == .stanzaBytes)
         #expect(recorder.error?.position.byteOffset == 19)
@@ -87,7 +90,9 @@ struct StreamLimitTests {
         #expect(many.error?.condition == .policyViolation)
         #expect(many.error?.limit == .childElements)
         // Nested descendants count too.
-        let nested = StreamRecorder.parse("<presence><a><b><c><d><e><f><g><h><i><j><k/></j></i></h></g></f></e></d></c></b></a></presence>", limits: limits)
+        let nested = StreamRecorder.parse(
+            "<presence><a><b><c><d><e><f><g><h><i><j><k/></j></i></h></g></f></e></d></c></b></a></presence>",
+            limits: limits)
         #expect(nested.error?.limit == .childElements)
     }
 

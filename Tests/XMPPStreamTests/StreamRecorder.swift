@@ -52,4 +52,5 @@ struct StreamRecorder {
     }
 }
 
-let streamHeader = "<?xml version='1.0'?><stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' to='example.com' version='1.0' xml:lang='en'>"
+let streamHeader =
+    "<?xml version='1.0'?><stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' to='example.com' version='1.0' xml:lang='en'>"

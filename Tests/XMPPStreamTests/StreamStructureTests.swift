@@ -5,10 +5,13 @@ import XMPPStream
 struct StreamStructureTests {
     @Test func prefixedStanzasResolveToTheirNamespace() {
         let recorder = StreamRecorder.parse(
-            streamHeader + "<p:presence xmlns:p='jabber:client' id='x'><p:show>chat</p:show></p:presence></stream:stream>")
+            streamHeader
+                + "<p:presence xmlns:p='jabber:client' id='x'><p:show>chat</p:show></p:presence></stream:stream>")
         let stanza = recorder.stanzas[0]
         #expect(stanza.isElement(stanza.root, named: "presence", in: "jabber:client"))
-        #expect(stanza.firstChild(of: stanza.root, named: "show", in: "jabber:client").map { stanza.text(of: $0) } == "chat")
+        #expect(
+            stanza.firstChild(of: stanza.root, named: "show", in: "jabber:client").map { stanza.text(of: $0) } == "chat"
+        )
     }
 
     @Test func prefixedStreamHeaderIsAccepted() {
@@ -22,27 +25,32 @@ struct StreamStructureTests {
 
     @Test func componentStreamsAreAccepted() {
         let recorder = StreamRecorder.parse(
-            "<stream:stream xmlns:stream='http://etherx.jabber.org/streams' xmlns='jabber:component:accept'><presence/></stream:stream>")
+            "<stream:stream xmlns:stream='http://etherx.jabber.org/streams' xmlns='jabber:component:accept'><presence/></stream:stream>"
+        )
         #expect(recorder.error == nil)
         #expect(recorder.stanzas.count == 1)
     }
 
     @Test func childrenKeepTheirOwnNamespaces() {
         let recorder = StreamRecorder.parse(
-            "<presence><x xmlns='vcard-temp:x:update'><photo>abc</photo></x><delay xmlns='urn:xmpp:delay' stamp='2026-01-01T00:00:00Z'/></presence>")
+            "<presence><x xmlns='vcard-temp:x:update'><photo>abc</photo></x><delay xmlns='urn:xmpp:delay' stamp='2026-01-01T00:00:00Z'/></presence>"
+        )
         let stanza = recorder.stanzas[0]
         let children = Array(stanza.children(of: stanza.root))
         #expect(children.count == 2)
         #expect(stanza.namespace(of: children[0]) == "vcard-temp:x:update")
-        #expect(stanza.firstChild(of: children[0], named: "photo", in: "vcard-temp:x:update").map { stanza.text(of: $0) } == "abc")
+        #expect(
+            stanza.firstChild(of: children[0], named: "photo", in: "vcard-temp:x:update").map { stanza.text(of: $0) }
+                == "abc")
         #expect(stanza.attribute("stamp", of: children[1]) == "2026-01-01T00:00:00Z")
     }
 
     @Test func xmlLangIsInheritedFromTheStreamHeaderAndTheStanza() {
-        let recorder = StreamRecorder.parse(streamHeader + """
-            <presence id='1'><status>Hello</status><status xml:lang='de'>Hallo</status></presence>\
-            <presence id='2' xml:lang='fr'><status>Bonjour</status></presence></stream:stream>
-            """)
+        let recorder = StreamRecorder.parse(
+            streamHeader + """
+                <presence id='1'><status>Hello</status><status xml:lang='de'>Hallo</status></presence>\
+                <presence id='2' xml:lang='fr'><status>Bonjour</status></presence></stream:stream>
+                """)
         let first = recorder.stanzas[0]
         let statuses = Array(first.children(of: first.root))
         #expect(first.language(of: first.root) == "en")
@@ -58,10 +66,13 @@ struct StreamStructureTests {
     }
 
     @Test func entitiesAndCharacterReferencesAreDecoded() {
-        let recorder = StreamRecorder.parse("<message a='&lt;&#x41;&gt;'><body>&amp;&apos;&quot;&#233;</body></message>")
+        let recorder = StreamRecorder.parse(
+            "<message a='&lt;&#x41;&gt;'><body>&amp;&apos;&quot;&#233;</body></message>")
         let stanza = recorder.stanzas[0]
         #expect(stanza.attribute("a", of: stanza.root) == "<A>")
-        #expect(stanza.firstChild(of: stanza.root, named: "body", in: "jabber:client").map { stanza.text(of: $0) } == "&'\"é")
+        #expect(
+            stanza.firstChild(of: stanza.root, named: "body", in: "jabber:client").map { stanza.text(of: $0) }
+                == "&'\"é")
     }
 
     @Test func mixedContentKeepsEachElementsOwnText() {
@@ -73,7 +84,8 @@ struct StreamStructureTests {
     }
 
     @Test func anXMLDeclarationBeforeBareStanzasIsAccepted() {
-        let recorder = StreamRecorder.parse("<?xml version='1.0' encoding='UTF-8'?>\n<presence id='1'/>\n<presence id='2'/>\n")
+        let recorder = StreamRecorder.parse(
+            "<?xml version='1.0' encoding='UTF-8'?>\n<presence id='1'/>\n<presence id='2'/>\n")
         #expect(recorder.error == nil)
         #expect(recorder.summary == ["presence:1", "presence:2"])
     }

@@ -45,20 +45,27 @@ struct XMPPWriterTests {
         writer.iq(type: "get", id: "roster-1") { writer in
             writer.element("query", namespace: "jabber:iq:roster")
         }
-        #expect(String(decoding: writer.bytes, as: UTF8.self)
-            == "<presence type='probe' to='b@example.com'/><iq type='get' id='roster-1'><query xmlns='jabber:iq:roster'/></iq>")
+        #expect(
+            String(decoding: writer.bytes, as: UTF8.self)
+                == "<presence type='probe' to='b@example.com'/><iq type='get' id='roster-1'><query xmlns='jabber:iq:roster'/></iq>"
+        )
     }
 
     @Test func aStreamErrorNamesItsConditionAndPositionAndParses() throws {
         let parser = XMPPStreamParser()
         var failure: XMPPStreamError?
-        do throws(XMPPStreamError) { try parser.feed(Array("<presence><show>away</sho>".utf8)) { _ in } } catch { failure = error }
+        do throws(XMPPStreamError) { try parser.feed(Array("<presence><show>away</sho>".utf8)) { _ in } } catch {
+            failure = error
+        }
         var writer = XMPPWriter()
         writer.openStream()
         writer.streamError(for: try #require(failure))
         writer.closeStream()
         let text = String(decoding: writer.bytes, as: UTF8.self)
-        #expect(text.contains("<stream:error><not-well-formed xmlns='urn:ietf:params:xml:ns:xmpp-streams'/><text xmlns='urn:ietf:params:xml:ns:xmpp-streams'>"))
+        #expect(
+            text.contains(
+                "<stream:error><not-well-formed xmlns='urn:ietf:params:xml:ns:xmpp-streams'/><text xmlns='urn:ietf:params:xml:ns:xmpp-streams'>"
+            ))
         #expect(text.contains("at line 1, column"))
         let (_, stanzas, closed) = try parse(writer.bytes)
         #expect(stanzas.count == 1, "the stream error is one well-formed element")

@@ -53,7 +53,9 @@ func expatWithEmptyCallbacks(_ bytes: [UInt8]) -> Int {
         var offset = 0
         while offset < buffer.count {
             let length = min(1 << 20, buffer.count - offset)
-            _ = XML_Parse(parser, UnsafeRawPointer(buffer.baseAddress! + offset).assumingMemoryBound(to: CChar.self), Int32(length), 0)
+            _ = XML_Parse(
+                parser, UnsafeRawPointer(buffer.baseAddress! + offset).assumingMemoryBound(to: CChar.self),
+                Int32(length), 0)
             offset += length
         }
     }

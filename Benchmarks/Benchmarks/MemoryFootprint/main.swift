@@ -38,7 +38,9 @@ default:
     count = storage.count
     let after = ProcessMemory.residentBytes() ?? 0
     let estimated = storage.statistics.estimatedBytes / max(count, 1)
-    print("DictionaryMemoryStorage: \(count) users, \((after - before) / max(count, 1)) resident bytes per user (\(estimated) estimated)")
+    print(
+        "DictionaryMemoryStorage: \(count) users, \((after - before) / max(count, 1)) resident bytes per user (\(estimated) estimated)"
+    )
     withExtendedLifetime(storage) {}
 }
 print("stream: \(stream.count) bytes, \(feed.statistics.presenceUpdates) updates")

@@ -41,7 +41,9 @@ func connect(port: Int) -> Int32 {
     address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            Foundation.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     precondition(result == 0, "cannot connect to port \(port)")
     var one: Int32 = 1
@@ -73,7 +75,8 @@ final class KeepAliveClient {
         while true {
             if let end = headerEnd() {
                 let head = String(decoding: pending[..<end], as: UTF8.self).lowercased()
-                let length = head.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
+                let length =
+                    head.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
                 let total = end + 4 + length
                 while pending.count < total { guard read() else { return -1 } }
@@ -87,7 +90,8 @@ final class KeepAliveClient {
 
     private func headerEnd() -> Int? {
         guard pending.count >= 4 else { return nil }
-        for index in 0 ... pending.count - 4 where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
+        for index in 0 ... pending.count - 4
+        where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
             return index
         }
         return nil
@@ -114,7 +118,8 @@ let stanzaTotal = streams.reduce(0) { $0 + $1.count }
 var logger = Logger(label: "load")
 logger.logLevel = .error
 let storage = DictionaryMemoryStorage()
-let server = PresenceServer(configuration: ServiceConfiguration(feedPort: 0, httpPort: 0), storage: storage, logger: logger)
+let server = PresenceServer(
+    configuration: ServiceConfiguration(feedPort: 0, httpPort: 0), storage: storage, logger: logger)
 let ready = DispatchSemaphore(value: 0)
 nonisolated(unsafe) var ports: PresenceServer.BoundPorts? = nil
 Task.detached {  // not on the main actor: the main thread blocks below
@@ -139,9 +144,13 @@ DispatchQueue.concurrentPerform(iterations: feeders) { index in
 while stats(httpPort).updatesApplied < expected { Thread.sleep(forTimeInterval: 0.005) }
 let ingestSeconds = ingestStart.duration(to: .now).seconds
 let ingestStats = stats(httpPort)
-report(String(format: "ingest: %d feeders, %d updates (%d stanzas, %.1f MB) in %.2f s: %.0f updates/s, %.0f stanzas/s, %.1f MB/s",
-             feeders, expected, ingestStats.stanzasRead, Double(stanzaTotal) / 1e6, ingestSeconds,
-             Double(expected) / ingestSeconds, Double(ingestStats.stanzasRead) / ingestSeconds, Double(stanzaTotal) / 1e6 / ingestSeconds))
+report(
+    String(
+        format:
+            "ingest: %d feeders, %d updates (%d stanzas, %.1f MB) in %.2f s: %.0f updates/s, %.0f stanzas/s, %.1f MB/s",
+        feeders, expected, ingestStats.stanzasRead, Double(stanzaTotal) / 1e6, ingestSeconds,
+        Double(expected) / ingestSeconds, Double(ingestStats.stanzasRead) / ingestSeconds,
+        Double(stanzaTotal) / 1e6 / ingestSeconds))
 
 // 2. Queries under load.
 let keys = storage.keys.map(\.rawValue)
@@ -180,10 +189,15 @@ done.wait()
 let querySeconds = queryStart.duration(to: .now).seconds
 let appliedDuring = stats(httpPort).updatesApplied - appliedBefore
 let sorted = latencies.all.sorted()
-func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(Int(Double(sorted.count) * p), sorted.count - 1)] * 1000 }
-report(String(format: "queries: %d clients, %d requests in %.2f s: %.0f requests/s, p50 %.3f ms, p99 %.3f ms, max %.3f ms; %.0f updates/s applied meanwhile",
-             clients, sorted.count, querySeconds, Double(sorted.count) / querySeconds, percentile(0.5), percentile(0.99),
-             (sorted.last ?? 0) * 1000, Double(appliedDuring) / querySeconds))
+func percentile(_ p: Double) -> Double {
+    sorted.isEmpty ? 0 : sorted[min(Int(Double(sorted.count) * p), sorted.count - 1)] * 1000
+}
+report(
+    String(
+        format:
+            "queries: %d clients, %d requests in %.2f s: %.0f requests/s, p50 %.3f ms, p99 %.3f ms, max %.3f ms; %.0f updates/s applied meanwhile",
+        clients, sorted.count, querySeconds, Double(sorted.count) / querySeconds, percentile(0.5), percentile(0.99),
+        (sorted.last ?? 0) * 1000, Double(appliedDuring) / querySeconds))
 exit(0)
 
 final class LatencyLog: @unchecked Sendable {

@@ -14,6 +14,8 @@ final class QueueDictionary: @unchecked Sendable {
     func set(_ value: UserPresence, for key: BareJID) { queue.sync(flags: .barrier) { storage[key] = value } }
 
     func apply(_ update: PresenceUpdate, receivedAt: PresenceTime) {
-        queue.sync(flags: .barrier) { storage[update.from.bare, default: UserPresence()].apply(update, receivedAt: receivedAt) }
+        queue.sync(flags: .barrier) {
+            storage[update.from.bare, default: UserPresence()].apply(update, receivedAt: receivedAt)
+        }
     }
 }

@@ -21,8 +21,9 @@ let fixture: (keys: [BareJID], updates: [PresenceUpdate], value: UserPresence) =
     var random = SplitMix64(seed: 5)
     let directory = Directory(users: userCount, maxResources: 3, random: &random)
     let updates = directory.people.map { person in
-        PresenceUpdate(from: try! JID(person.jid + "/" + person.devices[0].resource), availability: .available,
-                       details: PresenceDetails(show: .away, status: "In a meeting", priority: Int8(person.devices[0].priority)))
+        PresenceUpdate(
+            from: try! JID(person.jid + "/" + person.devices[0].resource), availability: .available,
+            details: PresenceDetails(show: .away, status: "In a meeting", priority: Int8(person.devices[0].priority)))
     }
     var value = UserPresence()
     value.apply(updates[0], receivedAt: PresenceTime(secondsSinceEpoch: 1_795_400_000))
@@ -146,8 +147,10 @@ let benchmarks: @Sendable () -> Void = {
 
     // NSCache's cost-sorted insert: with a cost limit, a set whose cost is higher than most walks the list.
     for users in [1_000, 10_000, 50_000] {
-        Benchmark("nscache with cost limit, set into \(users) users, 1 thread",
-                  configuration: .init(warmupIterations: 0, maxIterations: 2)) { benchmark in
+        Benchmark(
+            "nscache with cost limit, set into \(users) users, 1 thread",
+            configuration: .init(warmupIterations: 0, maxIterations: 2)
+        ) { benchmark in
             let storage = NSCacheMemoryStorage(costLimit: Int.max / 2)
             for index in 0 ..< users { storage.set(fixture.value, for: fixture.keys[index]) }
             // Values of rising size (longer statuses): each costs more than the ones already stored.
@@ -156,9 +159,11 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.startMeasurement()
             let began = ContinuousClock.now
             for index in 0 ..< sets {
-                value.apply(PresenceUpdate(from: fixture.updates[index].from, availability: .available,
-                                           details: PresenceDetails(status: String(repeating: "x", count: 20 + index % 200))),
-                            receivedAt: time)
+                value.apply(
+                    PresenceUpdate(
+                        from: fixture.updates[index].from, availability: .available,
+                        details: PresenceDetails(status: String(repeating: "x", count: 20 + index % 200))),
+                    receivedAt: time)
                 storage.set(value, for: fixture.keys[(users + index) % userCount])
             }
             let elapsed = began.duration(to: .now)

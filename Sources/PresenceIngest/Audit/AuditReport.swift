@@ -1,4 +1,5 @@
 import PresenceStore
+
 /// How a storage compares with the truth: what it kept, what it lost and what it holds wrongly.
 public struct AuditReport: Hashable, Sendable {
     public var storage: String

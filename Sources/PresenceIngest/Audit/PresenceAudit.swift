@@ -1,4 +1,5 @@
 import PresenceStore
+
 /// Compares a storage with the truth: the per-user values a store that never evicts would hold after the same
 /// updates.
 public enum PresenceAudit {

@@ -61,18 +61,25 @@ public struct PresenceDecoder: Sendable {
             } else if stanza.isElement(child, named: "priority", in: namespace) {
                 details.priority = stanza.withTextBytes(of: child, PresenceDecoder.priority)
             } else if stanza.isElement(child, named: "delay", in: "urn:xmpp:delay")
-                        || stanza.isElement(child, named: "x", in: "jabber:x:delay") {
+                || stanza.isElement(child, named: "x", in: "jabber:x:delay")
+            {
                 if delayedAt == nil {
-                    delayedAt = stanza.withAttributeBytes("stamp" as StaticString, of: child) { PresenceTime(xmppTimestamp: $0) } ?? nil
+                    delayedAt =
+                        stanza.withAttributeBytes("stamp" as StaticString, of: child) {
+                            PresenceTime(xmppTimestamp: $0)
+                        } ?? nil
                 }
             } else if stanza.isElement(child, named: "attendance", in: "urn:presence-store:attendance") {
-                details.attendance = stanza.withAttributeBytes("state" as StaticString, of: child) {
-                    Attendance(rawValue: String(decoding: $0, as: UTF8.self))
-                } ?? nil
+                details.attendance =
+                    stanza.withAttributeBytes("state" as StaticString, of: child) {
+                        Attendance(rawValue: String(decoding: $0, as: UTF8.self))
+                    } ?? nil
             }
         }
         if let chosen = statusChoice.chosen {
-            details.status = stanza.withTextBytes(of: chosen) { PresenceDecoder.status($0, maximumBytes: maximumStatusBytes) }
+            details.status = stanza.withTextBytes(of: chosen) {
+                PresenceDecoder.status($0, maximumBytes: maximumStatusBytes)
+            }
         }
         return .update(PresenceUpdate(from: from, availability: availability, details: details, delayedAt: delayedAt))
     }
@@ -83,12 +90,16 @@ public struct PresenceDecoder: Sendable {
         // without touching a lazily initialised global. DecoderTests cover all three namespaces.
         if stanza.isElement(stanza.root, in: "jabber:client" as StaticString) { return "jabber:client" }
         if stanza.isElement(stanza.root, in: "jabber:server" as StaticString) { return "jabber:server" }
-        if stanza.isElement(stanza.root, in: "jabber:component:accept" as StaticString) { return "jabber:component:accept" }
+        if stanza.isElement(stanza.root, in: "jabber:component:accept" as StaticString) {
+            return "jabber:component:accept"
+        }
         return nil
     }
 
     private static func type(of stanza: Stanza) -> Result<PresenceUpdate.Availability, TypeOutcome> {
-        let outcome: Result<PresenceUpdate.Availability, TypeOutcome>? = stanza.withAttributeBytes("type" as StaticString, of: stanza.root) { bytes in
+        let outcome: Result<PresenceUpdate.Availability, TypeOutcome>? = stanza.withAttributeBytes(
+            "type" as StaticString, of: stanza.root
+        ) { bytes in
             switch String(decoding: bytes, as: UTF8.self) {
             case "unavailable": .success(.unavailable)
             case "subscribe": .failure(TypeOutcome(.ignored(.subscribe)))
@@ -144,8 +155,12 @@ public struct PresenceDecoder: Sendable {
 
     private static func trim(_ bytes: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
         var slice = bytes[...]
-        while let first = slice.first, first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D { slice = slice.dropFirst() }
-        while let last = slice.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { slice = slice.dropLast() }
+        while let first = slice.first, first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D {
+            slice = slice.dropFirst()
+        }
+        while let last = slice.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D {
+            slice = slice.dropLast()
+        }
         return slice
     }
 }

@@ -1,4 +1,5 @@
 import PresenceModel
+
 /// Why a stanza did not change any status although it was well-formed: counted, never an error.
 public enum IgnoredStanzaReason: String, Hashable, Sendable, CaseIterable, Comparable {
     case subscribe, subscribed, unsubscribe, unsubscribed, probe

@@ -1,4 +1,5 @@
 import PresenceModel
+
 /// Counts of what a presence feed contained, by outcome.
 public struct IngestStatistics: Hashable, Sendable {
     /// Top-level elements read.

@@ -16,14 +16,17 @@ public struct PresenceFeed: ~Copyable {
     /// The stream header, once read.
     public var header: StreamHeader? { parser.header }
 
-    public init(configuration: XMPPStreamParser.Configuration = XMPPStreamParser.Configuration(),
-                decoder: PresenceDecoder = PresenceDecoder()) {
+    public init(
+        configuration: XMPPStreamParser.Configuration = XMPPStreamParser.Configuration(),
+        decoder: PresenceDecoder = PresenceDecoder()
+    ) {
         parser = XMPPStreamParser(configuration: configuration)
         self.decoder = decoder
     }
 
     /// Parses the next chunk, calling `apply` for each presence update it completes, in stream order.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer, apply: (PresenceUpdate) -> Void) throws(XMPPStreamError) {
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, apply: (PresenceUpdate) -> Void) throws(XMPPStreamError)
+    {
         try feed(bytes, onEvent: { _ in }, apply: apply)
     }
 

@@ -38,7 +38,8 @@ public struct UserPresence: Hashable, Sendable {
         guard var best = availableResources.first else { return lastUnavailable.map { .offline(lastPresence: $0) } }
         for candidate in availableResources.dropFirst() {
             if candidate.details.priority > best.details.priority
-                || (candidate.details.priority == best.details.priority && candidate.isNewer(than: best)) {
+                || (candidate.details.priority == best.details.priority && candidate.isNewer(than: best))
+            {
                 best = candidate
             }
         }
@@ -82,8 +83,8 @@ extension UserPresence {
             presence.map { ResourcePresence(resource: $0.resource, details: $0.details, updatedAt: $0.updatedAt) }
         }
         guard normalized(status?.presence) == normalized(other.status?.presence),
-              status?.isAvailable == other.status?.isAvailable,
-              availableResources.count == other.availableResources.count
+            status?.isAvailable == other.status?.isAvailable,
+            availableResources.count == other.availableResources.count
         else { return false }
         let mine = Set(availableResources.map { normalized($0)! })
         return mine == Set(other.availableResources.map { normalized($0)! })

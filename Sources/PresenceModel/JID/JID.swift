@@ -34,8 +34,10 @@ public struct JID: Hashable, Sendable, CustomStringConvertible {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { throw .empty }
         let count = bytes.count
         // RFC 7622 §3.1: the resource starts at the first '/', the localpart ends at the first '@' before it.
-        let slash = memchr(base, Int32(UInt8(ascii: "/")), count).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? count
-        let at = memchr(base, Int32(UInt8(ascii: "@")), slash).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? -1
+        let slash =
+            memchr(base, Int32(UInt8(ascii: "/")), count).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? count
+        let at =
+            memchr(base, Int32(UInt8(ascii: "@")), slash).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? -1
         let domainStart = at + 1
         var domainEnd = slash
         if domainEnd > domainStart && base[domainEnd - 1] == UInt8(ascii: ".") { domainEnd -= 1 }  // §3.2: trailing dot
@@ -72,7 +74,10 @@ public struct JID: Hashable, Sendable, CustomStringConvertible {
         } else {
             let local = at >= 0 ? UnsafeBufferPointer(start: base, count: at) : nil
             let domain = UnsafeBufferPointer(start: base + domainStart, count: domainEnd - domainStart)
-            guard let normalized = JID.normalize(local: local, domain: domain, asciiOnly: classes & ByteClass.nonASCII == 0) else {
+            guard
+                let normalized = JID.normalize(
+                    local: local, domain: domain, asciiOnly: classes & ByteClass.nonASCII == 0)
+            else {
                 throw .invalidUTF8
             }
             bareString = normalized
@@ -98,12 +103,14 @@ public struct JID: Hashable, Sendable, CustomStringConvertible {
         @inline(__always)
         static func of(_ byte: UInt8) -> UInt8 {
             if byte >= 0x80 { return nonASCII }
-            if byte >= UInt8(ascii: "a") { return byte == 0x7F ? control | forbiddenInLocalpart | forbiddenInDomainpart : 0 }
+            if byte >= UInt8(ascii: "a") {
+                return byte == 0x7F ? control | forbiddenInLocalpart | forbiddenInDomainpart : 0
+            }
             if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { return uppercase }
             if byte < 0x20 { return control | forbiddenInLocalpart | forbiddenInDomainpart }
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "/"), UInt8(ascii: "<"),
-                 UInt8(ascii: ">"), UInt8(ascii: "@"), UInt8(ascii: " "):
+                UInt8(ascii: ">"), UInt8(ascii: "@"), UInt8(ascii: " "):
                 return forbiddenInLocalpart | forbiddenInDomainpart
             case UInt8(ascii: ":"):
                 return forbiddenInLocalpart  // allowed in IPv6 domain literals
@@ -118,7 +125,9 @@ public struct JID: Hashable, Sendable, CustomStringConvertible {
         return bare.rawValue + "/" + resource
     }
 
-    private static func normalize(local: UnsafeBufferPointer<UInt8>?, domain: UnsafeBufferPointer<UInt8>, asciiOnly: Bool) -> String? {
+    private static func normalize(
+        local: UnsafeBufferPointer<UInt8>?, domain: UnsafeBufferPointer<UInt8>, asciiOnly: Bool
+    ) -> String? {
         if asciiOnly {
             let length = (local.map { $0.count + 1 } ?? 0) + domain.count
             return String(unsafeUninitializedCapacity: length) { output in

@@ -35,7 +35,8 @@ public struct PresenceTime: Hashable, Comparable, Sendable, CustomStringConverti
         let secondOfDay = Int(seconds - Int64(days) * 86_400)
         let (year, month, day) = PresenceTime.civilDate(daysSinceEpoch: days)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        var text = "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+        var text =
+            "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
         if milliseconds != 0 {
             text += "." + String(String(milliseconds + 1000).dropFirst())
         }
@@ -49,12 +50,14 @@ public struct PresenceTime: Hashable, Comparable, Sendable, CustomStringConverti
         guard let year = reader.number(digits: 4) else { return nil }
         let legacy = !reader.skip(UInt8(ascii: "-"))
         guard let month = reader.number(digits: 2), legacy || reader.skip(UInt8(ascii: "-")),
-              let day = reader.number(digits: 2), reader.skip(UInt8(ascii: "T")),
-              let hour = reader.number(digits: 2), reader.skip(UInt8(ascii: ":")),
-              let minute = reader.number(digits: 2), reader.skip(UInt8(ascii: ":")),
-              let second = reader.number(digits: 2)
+            let day = reader.number(digits: 2), reader.skip(UInt8(ascii: "T")),
+            let hour = reader.number(digits: 2), reader.skip(UInt8(ascii: ":")),
+            let minute = reader.number(digits: 2), reader.skip(UInt8(ascii: ":")),
+            let second = reader.number(digits: 2)
         else { return nil }
-        guard (1 ... 12).contains(month), (1 ... 31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        guard (1 ... 12).contains(month), (1 ... 31).contains(day), hour < 24, minute < 60, second < 61 else {
+            return nil
+        }
         var milliseconds = 0
         if reader.skip(UInt8(ascii: ".")) {
             var scale = 100
@@ -70,7 +73,7 @@ public struct PresenceTime: Hashable, Comparable, Sendable, CustomStringConverti
         if reader.skip(UInt8(ascii: "Z")) {
         } else if let sign = reader.sign() {
             guard let hours = reader.number(digits: 2), reader.skip(UInt8(ascii: ":")),
-                  let minutes = reader.number(digits: 2), hours < 24, minutes < 60
+                let minutes = reader.number(digits: 2), hours < 24, minutes < 60
             else { return nil }
             offsetMinutes = sign * (hours * 60 + minutes)
         } else if !legacy {
@@ -119,7 +122,9 @@ private struct DigitReader {
     var atEnd: Bool { index == bytes.count }
 
     mutating func digit() -> Int? {
-        guard index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") else { return nil }
+        guard index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") else {
+            return nil
+        }
         defer { index += 1 }
         return Int(bytes[index] - UInt8(ascii: "0"))
     }

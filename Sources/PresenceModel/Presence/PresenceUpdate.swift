@@ -15,7 +15,10 @@ public struct PresenceUpdate: Hashable, Sendable {
     /// the update's time; otherwise the time the update is applied.
     public var delayedAt: PresenceTime?
 
-    public init(from: JID, availability: Availability, details: PresenceDetails = PresenceDetails(), delayedAt: PresenceTime? = nil) {
+    public init(
+        from: JID, availability: Availability, details: PresenceDetails = PresenceDetails(),
+        delayedAt: PresenceTime? = nil
+    ) {
         self.from = from
         self.availability = availability
         self.details = details

@@ -20,8 +20,10 @@ public struct FeedServer: Service {
     let logger: Logger
     let onBound: @Sendable (Int) async -> Void
 
-    public init(configuration: ServiceConfiguration, storage: any MemoryStorage, statistics: ServiceStatistics,
-                logger: Logger, onBound: @escaping @Sendable (Int) async -> Void = { _ in }) {
+    public init(
+        configuration: ServiceConfiguration, storage: any MemoryStorage, statistics: ServiceStatistics,
+        logger: Logger, onBound: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) {
         self.configuration = configuration
         self.storage = storage
         self.statistics = statistics
@@ -33,14 +35,16 @@ public struct FeedServer: Service {
     static let sliceBytes = 16 * 1024
 
     public func run() async throws {
-        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
-                                          + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+        let idle = TimeAmount.nanoseconds(
+            Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+                + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .bind(host: configuration.feedHost, port: configuration.feedPort) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers(IdleStateHandler(readTimeout: idle), CloseOnIdleHandler())
+                    try channel.pipeline.syncOperations.addHandlers(
+                        IdleStateHandler(readTimeout: idle), CloseOnIdleHandler())
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
@@ -79,8 +83,9 @@ public struct FeedServer: Service {
         logger.warning("feeder refused: too many connections", metadata: ["max": "\(configuration.maxConnections)"])
         var writer = XMPPWriter()
         writer.openStream()
-        writer.streamError(XMPPStreamError.Condition.policyViolation.rawValue,
-                           text: "too many connections (at most \(configuration.maxConnections))")
+        writer.streamError(
+            XMPPStreamError.Condition.policyViolation.rawValue,
+            text: "too many connections (at most \(configuration.maxConnections))")
         writer.closeStream()
         try? await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
         try? await connection.channel.close()
@@ -95,7 +100,8 @@ public struct FeedServer: Service {
         defer {
             statistics.feederDisconnected()
         }
-        let session = IngestSession(storage: storage, configuration: configuration.stream, decoder: configuration.decoder)
+        let session = IngestSession(
+            storage: storage, configuration: configuration.stream, decoder: configuration.decoder)
         var published = IngestStatistics()
         /// Adds what the session counted since the last call to the service's counters.
         func publish() {
@@ -132,7 +138,9 @@ public struct FeedServer: Service {
                 if let failure {
                     // The feeder went away inside a stanza: nothing to answer, everything before it is applied.
                     statistics.streamErrorOccurred()
-                    logger.warning("feeder stream cut", metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
+                    logger.warning(
+                        "feeder stream cut",
+                        metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
                 }
             }
         } catch {
@@ -141,12 +149,17 @@ public struct FeedServer: Service {
         logger.info("feeder disconnected")
     }
 
-    private func end(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, with error: XMPPStreamError, logger: Logger) async throws {
+    private func end(
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, with error: XMPPStreamError, logger: Logger
+    ) async throws {
         statistics.streamErrorOccurred()
-        logger.warning("feeder stream error", metadata: [
-            "condition": "\(error.condition.rawValue)", "line": "\(error.position.line)", "column": "\(error.position.column)",
-            "error": "\(error.message)",
-        ])
+        logger.warning(
+            "feeder stream error",
+            metadata: [
+                "condition": "\(error.condition.rawValue)", "line": "\(error.position.line)",
+                "column": "\(error.position.column)",
+                "error": "\(error.message)",
+            ])
         var writer = XMPPWriter()
         writer.openStream()
         writer.streamError(for: error)

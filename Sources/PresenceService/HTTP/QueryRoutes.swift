@@ -7,7 +7,9 @@ import PresenceWire
 /// The query API: presence by JID, service statistics, Prometheus metrics and a health check. Every JSON body is
 /// a document of the wire format (`PresenceWire`), written by its one encoder.
 enum QueryRoutes {
-    static func router(storage: any MemoryStorage, statistics: ServiceStatistics, metrics: ServiceMetrics) -> Router<BasicRequestContext> {
+    static func router(
+        storage: any MemoryStorage, statistics: ServiceStatistics, metrics: ServiceMetrics
+    ) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/v1/presence/:jid") { _, context -> Response in
             let raw = try context.parameters.require("jid")
@@ -16,8 +18,10 @@ enum QueryRoutes {
         router.get("/v1/presence") { request, _ -> Response in
             let jids = request.uri.queryParameters.getAll("jid")
             guard !jids.isEmpty else {
-                return json(ErrorDocument(ErrorReport(condition: "bad-request", message: "give at least one jid=... parameter")),
-                            status: .badRequest)
+                return json(
+                    ErrorDocument(
+                        ErrorReport(condition: "bad-request", message: "give at least one jid=... parameter")),
+                    status: .badRequest)
             }
             return lookup(jids, in: storage)
         }
@@ -25,11 +29,15 @@ enum QueryRoutes {
             json(ServiceStats(storage: storage, statistics: statistics))
         }
         router.get("/metrics") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(storage: storage, statistics: statistics))))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(storage: storage, statistics: statistics)))
+            )
         }
         router.get("/healthz") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
         return router
     }
@@ -42,8 +50,10 @@ enum QueryRoutes {
             do {
                 jid = try JID(text)
             } catch {
-                return json(ErrorDocument(ErrorReport(condition: "jid-malformed", message: "'\(text)' is not a valid JID: \(error)")),
-                            status: .badRequest)
+                return json(
+                    ErrorDocument(
+                        ErrorReport(condition: "jid-malformed", message: "'\(text)' is not a valid JID: \(error)")),
+                    status: .badRequest)
             }
             results.append(PresenceQueryResult(jid: jid.bare, stored: storage.lookup(jid.bare)))
         }
@@ -51,7 +61,8 @@ enum QueryRoutes {
     }
 
     static func json(_ document: some JSONDocument, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: document.jsonBytes())))
+        Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: document.jsonBytes())))
     }
 }

@@ -10,7 +10,8 @@ extension ServiceStats {
             storage: storage.name, entries: storageStatistics.entries,
             storageEstimatedBytes: storageStatistics.estimatedBytes, lost: storageStatistics.lost,
             removals: Dictionary(uniqueKeysWithValues: storageStatistics.removals.map { ($0.key.rawValue, $0.value) }),
-            evictions: Dictionary(uniqueKeysWithValues: storageStatistics.evictions.map { ($0.key.rawValue, $0.value) }),
+            evictions: Dictionary(
+                uniqueKeysWithValues: storageStatistics.evictions.map { ($0.key.rawValue, $0.value) }),
             pressureLevel: statistics.pressureLevel.rawValue,
             pressureEvents: statistics.pressureEvents.map {
                 PressureEventReport($0.response, time: $0.time.description, source: $0.source)

@@ -12,8 +12,10 @@ public struct PressureMonitor: Service {
     let interval: Duration
     let logger: Logger
 
-    public init(sources: [any MemoryPressureSource], storage: any MemoryStorage, statistics: ServiceStatistics,
-                interval: Duration, logger: Logger) {
+    public init(
+        sources: [any MemoryPressureSource], storage: any MemoryStorage, statistics: ServiceStatistics,
+        interval: Duration, logger: Logger
+    ) {
         self.sources = sources
         self.storage = storage
         self.statistics = statistics
@@ -35,12 +37,16 @@ public struct PressureMonitor: Service {
             for source in sources {
                 guard let level = source.check(.timer) else { continue }
                 let response = storage.handle(level)
-                statistics.record(PressureEvent(time: PresenceTime.now(), source: source.description, response: response))
-                logger.warning("memory pressure", metadata: [
-                    "level": "\(level.rawValue)", "source": "\(source.description)", "evicted": "\(response.evicted)",
-                    "entriesAfter": "\(response.entriesAfter)", "bytesBefore": "\(response.bytesBefore)",
-                    "bytesAfter": "\(response.bytesAfter)", "overBudget": "\(response.overBudget)",
-                ])
+                statistics.record(
+                    PressureEvent(time: PresenceTime.now(), source: source.description, response: response))
+                logger.warning(
+                    "memory pressure",
+                    metadata: [
+                        "level": "\(level.rawValue)", "source": "\(source.description)",
+                        "evicted": "\(response.evicted)",
+                        "entriesAfter": "\(response.entriesAfter)", "bytesBefore": "\(response.bytesBefore)",
+                        "bytesAfter": "\(response.bytesAfter)", "overBudget": "\(response.overBudget)",
+                    ])
             }
         }
     }

@@ -48,9 +48,9 @@ struct StorageLedger {
 
     mutating func recordPressure(_ level: MemoryPressure) { pressureEvents[level, default: 0] += 1 }
 
-
     func statistics(entries: Int, estimatedBytes: Int) -> StorageStatistics {
-        StorageStatistics(entries: entries, estimatedBytes: estimatedBytes, removals: removals, lost: lostCount,
-                          pressureEvents: pressureEvents)
+        StorageStatistics(
+            entries: entries, estimatedBytes: estimatedBytes, removals: removals, lost: lostCount,
+            pressureEvents: pressureEvents)
     }
 }

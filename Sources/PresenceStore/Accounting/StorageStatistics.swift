@@ -10,8 +10,10 @@ public struct StorageStatistics: Hashable, Sendable {
     /// Pressure events handled, by level.
     public var pressureEvents: [MemoryPressure: Int]
 
-    public init(entries: Int = 0, estimatedBytes: Int = 0, removals: [RemovalCause: Int] = [:], lost: Int = 0,
-                pressureEvents: [MemoryPressure: Int] = [:]) {
+    public init(
+        entries: Int = 0, estimatedBytes: Int = 0, removals: [RemovalCause: Int] = [:], lost: Int = 0,
+        pressureEvents: [MemoryPressure: Int] = [:]
+    ) {
         self.entries = entries
         self.estimatedBytes = estimatedBytes
         self.removals = removals

@@ -12,8 +12,10 @@ public struct VisibleStatus: Hashable, Sendable, CustomStringConvertible {
     /// For `lost`: why the storage dropped the user, when it knows.
     public var lostCause: RemovalCause?
 
-    public init(state: PresenceState, show: PresenceShow? = nil, status: String? = nil, attendance: Attendance? = nil,
-                lostCause: RemovalCause? = nil) {
+    public init(
+        state: PresenceState, show: PresenceShow? = nil, status: String? = nil, attendance: Attendance? = nil,
+        lostCause: RemovalCause? = nil
+    ) {
         self.state = state
         self.show = show
         self.status = status
@@ -34,8 +36,9 @@ public struct VisibleStatus: Hashable, Sendable, CustomStringConvertible {
             return
         }
         let shown = status.presence.details
-        self.init(state: status.isAvailable ? .available : .offline, show: status.isAvailable ? shown.show : nil,
-                  status: shown.status, attendance: shown.attendance)
+        self.init(
+            state: status.isAvailable ? .available : .offline, show: status.isAvailable ? shown.show : nil,
+            status: shown.status, attendance: shown.attendance)
     }
 
     /// What a storage's answer shows.

@@ -24,4 +24,3 @@ public enum RemovalCause: String, Hashable, Sendable, CaseIterable, Comparable, 
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
 }
-

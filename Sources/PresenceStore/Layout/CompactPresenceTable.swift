@@ -1,3 +1,5 @@
+import PresenceModel
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PresenceModel
 
 /// A hash table from bare JID to ``UserPresence`` that keeps each user in one allocation: the JID's bytes and
 /// the compactly encoded value side by side (``UserPresenceCoding``), after an optional header that belongs to
@@ -104,8 +105,9 @@ final class CompactPresenceTable {
         let valueLength = UserPresenceCoding.encodedSize(of: value)
         let size = layoutSize + key.count + valueLength
         guard let pointer = malloc(size) else { fatalError("out of memory") }
-        precondition(UInt64(UInt(bitPattern: pointer)) & ~CompactPresenceTable.addressMask == 0,
-                     "heap address above 48 bits; CompactPresenceTable needs the top 16 bits of a pointer for its tag")
+        precondition(
+            UInt64(UInt(bitPattern: pointer)) & ~CompactPresenceTable.addressMask == 0,
+            "heap address above 48 bits; CompactPresenceTable needs the top 16 bits of a pointer for its tag")
         memset(pointer, 0, headerSize)
         (pointer + headerSize).storeBytes(of: UInt16(key.count), as: UInt16.self)
         (pointer + headerSize).storeBytes(of: UInt32(valueLength), toByteOffset: 2, as: UInt32.self)
@@ -126,7 +128,9 @@ final class CompactPresenceTable {
         var pointer = record.pointer
         if newValueLength != oldValueLength {
             let slot = slotIndex(of: record.pointer, hash: hash)
-            guard let resized = realloc(record.pointer, layoutSize + keyLength + newValueLength) else { fatalError("out of memory") }
+            guard let resized = realloc(record.pointer, layoutSize + keyLength + newValueLength) else {
+                fatalError("out of memory")
+            }
             pointer = resized
             slots[slot] = CompactPresenceTable.slot(pointer, hash: hash)
             recordBytes += newValueLength - oldValueLength

@@ -34,7 +34,8 @@ enum UserPresenceCoding {
     static func encode(_ presence: UserPresence, to destination: UnsafeMutableRawPointer) {
         var cursor = destination
         cursor.storeBytes(of: presence.sequence, as: UInt32.self)
-        cursor.storeBytes(of: UInt8(truncatingIfNeeded: presence.availableResources.count), toByteOffset: 4, as: UInt8.self)
+        cursor.storeBytes(
+            of: UInt8(truncatingIfNeeded: presence.availableResources.count), toByteOffset: 4, as: UInt8.self)
         cursor.storeBytes(of: presence.lastUnavailable == nil ? 0 : 1, toByteOffset: 5, as: UInt8.self)
         cursor += headerSize
         for entry in presence.availableResources { encode(entry, &cursor) }
@@ -98,7 +99,9 @@ enum UserPresenceCoding {
         let details = PresenceDetails(
             show: show == 0 ? nil : PresenceShow.allCases[Int(show) - 1], status: status, priority: priority,
             attendance: attendance == 0 ? nil : Attendance.allCases[Int(attendance) - 1])
-        return ResourcePresence(resource: resource, details: details, updatedAt: PresenceTime(millisecondsSinceEpoch: updatedAt), sequence: sequence)
+        return ResourcePresence(
+            resource: resource, details: details, updatedAt: PresenceTime(millisecondsSinceEpoch: updatedAt),
+            sequence: sequence)
     }
 
     private static func showCode(_ show: PresenceShow) -> UInt8 {

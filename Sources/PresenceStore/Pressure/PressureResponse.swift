@@ -11,8 +11,10 @@ public struct PressureResponse: Hashable, Sendable {
     /// cannot help: Redis's `noeviction`, memcached's `-M`).
     public var overBudget: Bool
 
-    public init(level: MemoryPressure, evicted: Int, entriesBefore: Int, entriesAfter: Int, bytesBefore: Int,
-                bytesAfter: Int, overBudget: Bool) {
+    public init(
+        level: MemoryPressure, evicted: Int, entriesBefore: Int, entriesAfter: Int, bytesBefore: Int,
+        bytesAfter: Int, overBudget: Bool
+    ) {
         self.level = level
         self.evicted = evicted
         self.entriesBefore = entriesBefore

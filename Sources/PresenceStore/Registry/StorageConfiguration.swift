@@ -22,8 +22,10 @@ public struct StorageConfiguration: Hashable, Sendable {
     /// may use it.
     public var memoryBudget: Int?
 
-    public init(countLimit: Int? = nil, costLimit: Int? = nil, timeToLive: Duration? = nil,
-                warningRetainFraction: Double? = nil, memoryBudget: Int? = nil) {
+    public init(
+        countLimit: Int? = nil, costLimit: Int? = nil, timeToLive: Duration? = nil,
+        warningRetainFraction: Double? = nil, memoryBudget: Int? = nil
+    ) {
         self.countLimit = countLimit
         self.costLimit = costLimit
         self.timeToLive = timeToLive

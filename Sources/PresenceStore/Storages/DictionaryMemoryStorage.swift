@@ -85,7 +85,9 @@ public final class DictionaryMemoryStorage: MemoryStorage {
             stripe.withLock { table in
                 removed += table.count
                 if changes.isObserved {
-                    table.forEachRecord { changes.publishRemoval(table.key(of: $0), old: table.value(of: $0), cause: .explicit) }
+                    table.forEachRecord {
+                        changes.publishRemoval(table.key(of: $0), old: table.value(of: $0), cause: .explicit)
+                    }
                 }
                 table.removeAll()
             }

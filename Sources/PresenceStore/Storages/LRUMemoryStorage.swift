@@ -1,3 +1,5 @@
+import PresenceModel
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PresenceModel
 
 /// A transparent evicting cache: least recently used first, with exact limits and a reason for every eviction.
 ///
@@ -44,9 +45,10 @@ public final class LRUMemoryStorage: MemoryStorage {
             let (seconds, attoseconds) = duration.components
             return seconds &* 1000 &+ attoseconds / 1_000_000_000_000_000
         }
-        state = Locked(RecencyList(
-            countLimit: self.countLimit, costLimit: self.costLimit, timeToLive: timeToLiveMilliseconds,
-            now: now ?? LRUMemoryStorage.monotonicMilliseconds, changes: changes))
+        state = Locked(
+            RecencyList(
+                countLimit: self.countLimit, costLimit: self.costLimit, timeToLive: timeToLiveMilliseconds,
+                now: now ?? LRUMemoryStorage.monotonicMilliseconds, changes: changes))
     }
 
     @Sendable static func monotonicMilliseconds() -> Int64 {
@@ -124,7 +126,9 @@ public final class LRUMemoryStorage: MemoryStorage {
             case .warning: keep = Int(Double(entriesBefore) * fraction)
             case .critical: keep = 0
             }
-            while list.table.count > keep, let tail = list.tail { list.evict(RecencyList.Record(pointer: tail), .pressure) }
+            while list.table.count > keep, let tail = list.tail {
+                list.evict(RecencyList.Record(pointer: tail), .pressure)
+            }
             return PressureResponse(
                 level: pressure, evicted: entriesBefore - list.table.count, entriesBefore: entriesBefore,
                 entriesAfter: list.table.count, bytesBefore: bytesBefore, bytesAfter: list.totalCost, overBudget: false)
@@ -218,8 +222,10 @@ private final class RecencyList {
     let now: @Sendable () -> Int64
     let changes: ChangePublisher
 
-    init(countLimit: Int?, costLimit: Int?, timeToLive: Int64?, now: @escaping @Sendable () -> Int64,
-         changes: ChangePublisher) {
+    init(
+        countLimit: Int?, costLimit: Int?, timeToLive: Int64?, now: @escaping @Sendable () -> Int64,
+        changes: ChangePublisher
+    ) {
         self.countLimit = countLimit
         self.costLimit = costLimit
         self.timeToLive = timeToLive

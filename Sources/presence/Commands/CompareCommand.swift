@@ -76,15 +76,20 @@ enum CompareText {
         row("peak resident") { $0.peakResidentBytes.map(Format.bytes) ?? "unknown" }
         var lines = [table.render()]
         if let first = reports.first {
-            lines.insert("\(Format.count(first.stanzas)) stanzas, \(Format.count(first.presenceUpdates)) presence updates, "
-                         + "\(Format.count(first.ignoredTotal)) ignored, \(Format.count(first.rejectedTotal)) rejected", at: 0)
+            lines.insert(
+                "\(Format.count(first.stanzas)) stanzas, \(Format.count(first.presenceUpdates)) presence updates, "
+                    + "\(Format.count(first.ignoredTotal)) ignored, \(Format.count(first.rejectedTotal)) rejected",
+                at: 0)
             if let error = first.error {
-                lines.append("stream error: \(error.condition) at \(Format.position(error)): \(error.message); "
-                             + "everything before it was applied")
+                lines.append(
+                    "stream error: \(error.condition) at \(Format.position(error)): \(error.message); "
+                        + "everything before it was applied")
             }
         }
         for report in reports where !report.notApplicable.isEmpty {
-            lines.append("not applicable to \(report.storage): " + report.notApplicable.map { "--\($0)" }.joined(separator: ", "))
+            lines.append(
+                "not applicable to \(report.storage): " + report.notApplicable.map { "--\($0)" }.joined(separator: ", ")
+            )
         }
         for note in Set(reports.flatMap(\.notes)).sorted() { lines.append("note: \(note)") }
         lines.append("verdict: " + verdict)

@@ -25,7 +25,9 @@ struct GenerateCommand: ParsableCommand {
     @Option(name: .customLong("seed"), help: "Random seed (default 1).")
     var seed: UInt64 = 1
 
-    @Option(name: .customLong("interval"), help: "Mean seconds between stanzas (default 0.2); sets the times in delay stamps.")
+    @Option(
+        name: .customLong("interval"),
+        help: "Mean seconds between stanzas (default 0.2); sets the times in delay stamps.")
     var interval: Double = 0.2
 
     @Option(name: [.short, .customLong("output")], help: "Write to this file instead of standard output.")
@@ -35,13 +37,17 @@ struct GenerateCommand: ParsableCommand {
         if users < 1 { throw ValidationError("--users must be at least 1") }
         if updates < 0 { throw ValidationError("--updates must not be negative") }
         if resources < 1 { throw ValidationError("--resources must be at least 1") }
-        if !(interval > 0 && interval < 86_400) { throw ValidationError("--interval must be between 0 and 86400 seconds") }
+        if !(interval > 0 && interval < 86_400) {
+            throw ValidationError("--interval must be between 0 and 86400 seconds")
+        }
     }
 
     func run() throws {
         let destination: FileHandle
         if let output {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
+            guard FileManager.default.createFile(atPath: output, contents: nil),
+                let handle = FileHandle(forWritingAtPath: output)
+            else {
                 FileHandle.standardError.write(Data("presence: cannot open \(output) for writing\n".utf8))
                 throw ExitStatus.cannotOpenInput
             }
@@ -50,9 +56,10 @@ struct GenerateCommand: ParsableCommand {
             destination = FileHandle.standardOutput
         }
         defer { if output != nil { try? destination.close() } }
-        var generator = PresenceStreamGenerator(.init(
-            users: users, updates: updates, maxResources: resources, seed: seed,
-            meanIntervalMilliseconds: max(Int(interval * 1000), 1)))
+        var generator = PresenceStreamGenerator(
+            .init(
+                users: users, updates: updates, maxResources: resources, seed: seed,
+                meanIntervalMilliseconds: max(Int(interval * 1000), 1)))
         var buffer = Array(PresenceStreamGenerator.header.utf8)
         buffer.reserveCapacity(1 << 16)
         func flush() {

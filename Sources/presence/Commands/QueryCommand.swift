@@ -51,7 +51,8 @@ struct QueryCommand: ParsableCommand {
 
     /// Client mode: the same answers from a running service's `GET /v1/presence`.
     private func ask(_ server: ServerAddress) throws {
-        let query = jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }.joined(separator: "&")
+        let query = jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
+            .joined(separator: "&")
         let response = try server.get("/v1/presence?" + query)
         let document = try JSONDecoder().decode(QueryDocument.self, from: Data(response.body))
         switch format {

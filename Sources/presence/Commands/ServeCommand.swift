@@ -41,7 +41,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var streamOptions: StreamOptions
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
+    @Option(
+        name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String = "info"
 
     func validate() throws {
@@ -66,7 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         defer { kernel?.stop() }
         let configuration = ServiceConfiguration(
-            feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port, maxConnections: maxConnections,
+            feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
+            maxConnections: maxConnections,
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder)
         let server = PresenceServer(
             configuration: configuration,

@@ -27,7 +27,10 @@ struct StatsCommand: ParsableCommand {
                 ["entries", Format.count(stats.entries)],
                 ["storage size", "\(Format.bytes(stats.storageEstimatedBytes)) (estimated)"],
                 ["lost", Format.count(stats.lost)],
-                ["evictions", stats.evictions.isEmpty ? "none" : ReplayText.reasons(stats.evictions).trimmingPrefix(" ")],
+                [
+                    "evictions",
+                    stats.evictions.isEmpty ? "none" : ReplayText.reasons(stats.evictions).trimmingPrefix(" "),
+                ],
                 ["pressure", "\(stats.pressureLevel), \(Format.count(stats.pressureEvents.count)) events"],
                 ["resident memory", stats.residentBytes.map(Format.bytes) ?? "unknown"],
                 ["feeders connected", Format.count(stats.feedersConnected)],

@@ -12,7 +12,8 @@ struct HostAndPort: ExpressibleByArgument, CustomStringConvertible {
 
     init?(argument: String) {
         guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
-              (0 ... 65535).contains(port) else { return nil }
+            (0 ... 65535).contains(port)
+        else { return nil }
         var host = String(argument[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty else { return nil }

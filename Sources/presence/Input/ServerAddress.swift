@@ -24,7 +24,8 @@ struct ServerAddress: ExpressibleByArgument {
             throw ValidationFailure("cannot reach the service at \(host):\(port): \(error)")
         }
         guard response.status == 200 else {
-            throw ValidationFailure("the service answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+            throw ValidationFailure(
+                "the service answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
         return response
     }

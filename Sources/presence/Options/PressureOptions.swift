@@ -7,10 +7,14 @@ extension MemoryPressure: ExpressibleByArgument {}
 /// Real memory pressure, for the offline commands and the service alike: the process's resident memory and the
 /// kernel's signals.
 struct PressureOptions: ParsableArguments {
-    @Option(name: .customLong("memory-budget"), help: "Resident memory budget for the process, e.g. 512MiB: warning from 85%, critical at 100%.")
+    @Option(
+        name: .customLong("memory-budget"),
+        help: "Resident memory budget for the process, e.g. 512MiB: warning from 85%, critical at 100%.")
     var memoryBudget: ByteSize?
 
-    @Flag(name: .customLong("psi"), help: "React to real kernel memory pressure (Linux PSI, cgroup v2 memory.events) where available.")
+    @Flag(
+        name: .customLong("psi"),
+        help: "React to real kernel memory pressure (Linux PSI, cgroup v2 memory.events) where available.")
     var psi = false
 
     func validate() throws {

@@ -30,13 +30,16 @@ struct StorageOptions: ParsableArguments {
     @Option(name: .customLong("count-limit"), help: "Most users an evicting storage keeps (nscache, lru).")
     var countLimit: Int?
 
-    @Option(name: .customLong("cost-limit"), help: "Most estimated bytes an evicting storage keeps, e.g. 64MiB (nscache, lru).")
+    @Option(
+        name: .customLong("cost-limit"),
+        help: "Most estimated bytes an evicting storage keeps, e.g. 64MiB (nscache, lru).")
     var costLimit: ByteSize?
 
     @Option(name: .customLong("ttl"), help: "Seconds after its last update a user expires (lru).")
     var timeToLive: Int?
 
-    @Option(name: .customLong("warning-retain"), help: "Share of users the LRU keeps on a memory warning (default 0.5).")
+    @Option(
+        name: .customLong("warning-retain"), help: "Share of users the LRU keeps on a memory warning (default 0.5).")
     var warningRetainFraction: Double?
 
     func validate() throws {

@@ -24,7 +24,9 @@ struct StreamOptions: ParsableArguments {
     }
 
     var configuration: XMPPStreamParser.Configuration {
-        .init(limits: XMPPStreamLimits(maxStanzaBytes: maxStanzaBytes, maxElementDepth: maxDepth, maxChildElements: maxChildren))
+        .init(
+            limits: XMPPStreamLimits(
+                maxStanzaBytes: maxStanzaBytes, maxElementDepth: maxDepth, maxChildElements: maxChildren))
     }
 
     var decoder: PresenceDecoder { PresenceDecoder(maximumStatusBytes: maxStatusBytes) }

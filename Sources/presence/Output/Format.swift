@@ -60,6 +60,7 @@ struct TextTable {
             lines.append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  "))
         }
         lines += rows.map(line)
-        return lines.map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }.joined(separator: "\n")
+        return lines.map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }.joined(
+            separator: "\n")
     }
 }

@@ -15,7 +15,8 @@ final class Progress {
         guard now - lastUpdate > .milliseconds(250) else { return }
         lastUpdate = now
         let seconds = max((now - start).seconds, 0.001)
-        let line = "\r\(label): \(Format.bytes(bytes)) read, \(Format.count(stanzas)) stanzas, \(Format.count(Int(Double(stanzas) / seconds))) stanzas/s "
+        let line =
+            "\r\(label): \(Format.bytes(bytes)) read, \(Format.count(stanzas)) stanzas, \(Format.count(Int(Double(stanzas) / seconds))) stanzas/s "
         FileHandle.standardError.write(Data(line.utf8))
         shown = true
     }

@@ -6,14 +6,16 @@ enum QueryText {
         var table = TextTable(header: ["jid", "state", "show", "status", "priority", "resource", "attendance", "since"])
         for result in document.results {
             table.rows.append([
-                result.jid, result.state.rawValue + (result.cause.map { " (\($0))" } ?? ""), result.show?.rawValue ?? "-",
+                result.jid, result.state.rawValue + (result.cause.map { " (\($0))" } ?? ""),
+                result.show?.rawValue ?? "-",
                 result.status ?? "-", result.priority.map(String.init) ?? "-", result.resource ?? "-",
                 result.attendance?.rawValue ?? "-", result.since ?? "-",
             ])
         }
         var text = table.render()
         if let error = document.error {
-            text += "\nstream error: \(error.condition) at \(Format.position(error)): \(error.message); "
+            text +=
+                "\nstream error: \(error.condition) at \(Format.position(error)): \(error.message); "
                 + "the answers reflect everything before it"
         }
         return text

@@ -18,32 +18,45 @@ enum ReplayText {
             ["loss rate", Format.percent(report.lossRate)],
             ["evictions", report.evictions.isEmpty ? "none" : reasons(report.evictions).trimmingPrefix(" ")],
             ["pressure events", pressureSummary(report.pressureEvents)],
-            ["storage size", "\(Format.count(report.storageEntries)) users, \(Format.bytes(report.storageEstimatedBytes)) (estimated)"],
-            ["throughput", "\(Format.count(report.stanzasPerSecond)) stanzas/s (\(Format.bytes(report.bytes)) in \(Format.seconds(report.elapsedSeconds)))"],
+            [
+                "storage size",
+                "\(Format.count(report.storageEntries)) users, \(Format.bytes(report.storageEstimatedBytes)) (estimated)",
+            ],
+            [
+                "throughput",
+                "\(Format.count(report.stanzasPerSecond)) stanzas/s (\(Format.bytes(report.bytes)) in \(Format.seconds(report.elapsedSeconds)))",
+            ],
             ["peak resident memory", report.peakResidentBytes.map(Format.bytes) ?? "unknown"],
         ]
         var lines = [table.render()]
         if !report.notApplicable.isEmpty {
-            lines.append("not applicable to \(report.storage): " + report.notApplicable.map { "--\($0)" }.joined(separator: ", "))
+            lines.append(
+                "not applicable to \(report.storage): " + report.notApplicable.map { "--\($0)" }.joined(separator: ", ")
+            )
         }
         for note in report.notes { lines.append("note: \(note)") }
         if !report.lostUsers.isEmpty {
-            let more = report.lost > report.lostUsers.count ? " (first \(report.lostUsers.count) of \(Format.count(report.lost)))" : ""
+            let more =
+                report.lost > report.lostUsers.count
+                ? " (first \(report.lostUsers.count) of \(Format.count(report.lost)))" : ""
             lines.append("lost users\(more): " + report.lostUsers.joined(separator: ", "))
         }
         if !report.staleUsers.isEmpty {
             lines.append("stale users: " + report.staleUsers.joined(separator: ", "))
         }
         if let error = report.error {
-            lines.append("stream error: \(error.condition) at \(Format.position(error, withByteOffset: true)): \(error.message); "
-                         + "the \(Format.count(report.presenceUpdates)) updates before it were applied")
+            lines.append(
+                "stream error: \(error.condition) at \(Format.position(error, withByteOffset: true)): \(error.message); "
+                    + "the \(Format.count(report.presenceUpdates)) updates before it were applied")
         }
         return lines.joined(separator: "\n")
     }
 
     static func reasons(_ counts: [String: Int]) -> String {
         guard !counts.isEmpty else { return "" }
-        return " (" + counts.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.count($0.value))" }.joined(separator: ", ") + ")"
+        return " ("
+            + counts.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.count($0.value))" }.joined(separator: ", ")
+            + ")"
     }
 
     static func pressureSummary(_ events: [PressureEventReport]) -> String {
