@@ -35,13 +35,13 @@ struct PthreadMutex: ~Copyable {
         mutex.deallocate()
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func lock() {
         let result = pthread_mutex_lock(mutex)
         precondition(result == 0, "pthread_mutex_lock failed: \(result)")
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func unlock() {
         let result = pthread_mutex_unlock(mutex)
         precondition(result == 0, "pthread_mutex_unlock failed: \(result)")
