@@ -76,20 +76,9 @@ final class RunningServer {
 @Suite("presence serve, query --server and stats --server, end to end", .serialized)
 struct ServeCommandTests {
     static func send(_ text: String, toPort port: Int) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = try LoopbackTCP.connect(port: port)
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw CocoaError(.fileReadUnknown) }
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        try Array(text.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
     }
 
     @Test func aServedStreamIsQueryableFromTheCLIAndSIGTERMExitsCleanly() throws {

@@ -53,41 +53,14 @@ final class Feeder: Sendable {
     private init(descriptor: Int32) { self.descriptor = descriptor }
 
     static func connect(port: Int) async throws -> Feeder {
-        try await offPool {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard connected == 0 else {
-                Glibc.close(descriptor)
-                throw TestFailure("cannot connect to the feed port \(port)")
-            }
-            var timeout = timeval(tv_sec: 10, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            return Feeder(descriptor: descriptor)
-        }
+        try await offPool { Feeder(descriptor: try LoopbackTCP.connect(port: port)) }
     }
 
     func send(_ text: String) async throws { try await send(Array(text.utf8)) }
 
     func send(_ bytes: [UInt8]) async throws {
         let descriptor = self.descriptor
-        try await offPool {
-            var sent = 0
-            while sent < bytes.count {
-                let written = bytes[sent...].withUnsafeBytes {
-                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                }
-                guard written > 0 else { throw TestFailure("send failed: \(String(cString: strerror(errno)))") }
-                sent += written
-            }
-        }
+        try await offPool { try bytes.withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) } }
     }
 
     /// Everything the service sends until it closes the connection, and whether it did close it (rather than

@@ -35,30 +35,11 @@ func generatedStream(_ index: Int, updates: Int) -> [UInt8] {
 }
 
 func connect(port: Int) -> Int32 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            Foundation.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    precondition(result == 0, "cannot connect to port \(port)")
-    var one: Int32 = 1
-    setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-    return descriptor
+    do { return try LoopbackTCP.connect(port: port) } catch { fatalError("\(error)") }
 }
 
 func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-    var sent = 0
-    while sent < bytes.count {
-        let written = send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
-        if written <= 0 { return false }
-        sent += written
-    }
-    return true
+    (try? LoopbackTCP.sendAll(descriptor, bytes)) != nil
 }
 
 /// One keep-alive HTTP/1.1 connection: sends a GET, reads exactly one response (Content-Length framed).

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Plain blocking TCP on the loopback address, for the tools and tests that feed a running service.
+public enum LoopbackTCP {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// A socket connected to `127.0.0.1:port`, with `TCP_NODELAY` and a receive timeout.
+    public static func connect(port: Int, receiveTimeout: Duration = .seconds(10)) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Foundation.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw Failure(description: "cannot connect to 127.0.0.1:\(port): \(reason)")
+        }
+        var one: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(tv_sec: Int(receiveTimeout.components.seconds), tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return descriptor
+    }
+
+    /// Writes every byte, or throws.
+    public static func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let written = send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            guard written > 0 else { throw Failure(description: "send failed: \(String(cString: strerror(errno)))") }
+            sent += written
+        }
+    }
+}
