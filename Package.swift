@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "XMPPStream", targets: ["XMPPStream"]),
+        .library(name: "XMPPClient", targets: ["XMPPClient"]),
         .library(name: "PresenceModel", targets: ["PresenceModel"]),
         .library(name: "PresenceStore", targets: ["PresenceStore"]),
         .library(name: "PresencePressure", targets: ["PresencePressure"]),
@@ -18,6 +19,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0" ..< "5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
@@ -35,6 +37,15 @@ let package = Package(
         // XMPP streams in and out: the incremental parser on libexpat and the escaping writer. Knows nothing about
         // presence.
         .target(name: "XMPPStream", dependencies: ["CExpat"]),
+        // The client side of an XMPP connection: SASL SCRAM logins (more of the connection comes with the XMPP
+        // source). Hashes, HMAC and PBKDF2 from swift-crypto.
+        .target(
+            name: "XMPPClient",
+            dependencies: [
+                "XMPPStream",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         // JIDs, the presence model and the per-user aggregation: plain values, no I/O, no libexpat.
         .target(name: "PresenceModel"),
         // The storages behind `MemoryStorage`, their loss accounting and change stream. Model + Foundation only:
@@ -81,6 +92,7 @@ let package = Package(
             name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore"],
             path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
+        .testTarget(name: "XMPPClientTests", dependencies: ["XMPPClient"]),
         .testTarget(name: "PresenceModelTests", dependencies: ["PresenceModel", "PresenceTestSupport"]),
         .testTarget(
             name: "PresenceStoreTests",

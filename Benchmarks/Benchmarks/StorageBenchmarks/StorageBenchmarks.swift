@@ -68,6 +68,13 @@ func filledBaseline() -> QueueDictionary {
     return baseline
 }
 
+/// Counts the changes an observer is told, from any thread.
+final class ChangeCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
 /// A critical section of the size the storages hold their locks for: a few hundred nanoseconds of work.
 final class Counter: @unchecked Sendable {
     // @unchecked: `values` is only touched inside the lock under test.
@@ -103,6 +110,15 @@ let benchmarks: @Sendable () -> Void = {
             Benchmark("\(name) update, \(threads) threads") { benchmark in
                 let storage = filled(make())
                 run(benchmark, threads: threads) { storage.apply(updates[$0], receivedAt: time) }
+            }
+            // The same updates with a change observer installed: what publishing visible changes costs when a
+            // screen listens (without one, the storage only loads one atomic flag per write).
+            Benchmark("\(name) update with a change observer, \(threads) threads") { benchmark in
+                let storage = filled(make())
+                let changes = ChangeCounter()
+                storage.setChangeObserver { _ in changes.increment() }
+                run(benchmark, threads: threads) { storage.apply(updates[$0], receivedAt: time) }
+                blackHole(changes.value)
             }
         }
         Benchmark("queue baseline get, \(threads) threads") { benchmark in
