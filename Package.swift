@@ -92,7 +92,7 @@ let package = Package(
             name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore"],
             path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
-        .testTarget(name: "XMPPClientTests", dependencies: ["XMPPClient"]),
+        .testTarget(name: "XMPPClientTests", dependencies: ["XMPPClient", "XMPPStream", "LoopbackHTTP"]),
         .testTarget(name: "PresenceModelTests", dependencies: ["PresenceModel", "PresenceTestSupport"]),
         .testTarget(
             name: "PresenceStoreTests",

@@ -4,6 +4,8 @@ import Foundation
 public enum LoopbackTCP {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) { self.description = description }
     }
 
     /// A socket connected to `127.0.0.1:port`, with `TCP_NODELAY` and a receive timeout.
