@@ -33,6 +33,24 @@ public enum LoopbackTCP {
         return descriptor
     }
 
+    /// A socket bound to a port the kernel picks on `127.0.0.1`, listening when asked, and that port. While the
+    /// caller keeps it open nobody else is given the port; bound without listening, connections to it are refused.
+    public static func boundSocket(listening: Bool) -> (descriptor: Int32, port: Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                bind(descriptor, pointer, length)
+                if listening { listen(descriptor, 1) }
+                return getsockname(descriptor, pointer, &length)
+            }
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
     /// Writes every byte, or throws.
     public static func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws {
         var sent = 0

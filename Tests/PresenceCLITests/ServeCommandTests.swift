@@ -2,24 +2,6 @@ import Foundation
 import LoopbackHTTP
 import Testing
 
-/// A loopback socket bound to an ephemeral port (listening when asked), and that port. Kept open by the caller
-/// for as long as the port must stay taken, so no other process can be given it meanwhile.
-func boundSocket(listening: Bool) -> (descriptor: Int32, port: Int) {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-            bind(descriptor, pointer, length)
-            if listening { listen(descriptor, 1) }
-            return getsockname(descriptor, pointer, &length)
-        }
-    }
-    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
-}
-
 /// `presence serve` on ports the kernel picks (port 0), read back from its start-up log line: no port is ever
 /// chosen by the test and raced for.
 final class RunningServer {
@@ -116,7 +98,7 @@ struct ServeCommandTests {
     }
 
     @Test func aServerThatIsNotThereIsAClearError() throws {
-        let (descriptor, port) = boundSocket(listening: false)  // bound, not listening: connections are refused
+        let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)  // bound, not listening: connections are refused
         defer { close(descriptor) }
         let result = try CLI.run(["stats", "--server", "http://127.0.0.1:\(port)"], timeout: .seconds(30))
         #expect(result.status != 0)
@@ -127,7 +109,7 @@ struct ServeCommandTests {
 @Suite("presence serve fails cleanly")
 struct ServeFailureTests {
     @Test func aPortInUseEndsTheServiceWithAnErrorInsteadOfHanging() throws {
-        let (descriptor, busy) = boundSocket(listening: true)
+        let (descriptor, busy) = LoopbackTCP.boundSocket(listening: true)
         defer { close(descriptor) }
         let result = try CLI.run(
             ["serve", "--feed", "127.0.0.1:\(busy)", "--http", "127.0.0.1:0", "--log-level", "critical"],

@@ -101,19 +101,9 @@ final class ProsodyServer {
 
     /// A port nobody listens on now (Prosody cannot be given port 0 and report what it bound).
     private static func freePort() -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                bind(descriptor, pointer, length)
-                return getsockname(descriptor, pointer, &length)
-            }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)
+        close(descriptor)
+        return port
     }
 
     private static func waitUntilListening(port: Int, process: Process) -> Bool {
