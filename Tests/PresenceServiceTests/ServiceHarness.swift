@@ -39,11 +39,19 @@ struct TestFailure: Error, CustomStringConvertible {
 }
 
 /// Runs blocking socket I/O on a thread of its own: the tests never block the cooperative pool that the
-/// in-process service's tasks run on.
+/// in-process service's tasks run on. The result crosses back under a lock, so that everything the thread wrote
+/// is ordered before the task reads it in a way ThreadSanitizer sees (a continuation resumed from a foreign
+/// thread alone was reported as a race on memory the thread had allocated).
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
+    let handoff = Locked<Result<T, any Error>?>(nil)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread {
+            let result = Result { try body() }
+            handoff.withLock { $0 = result }
+            continuation.resume()
+        }.start()
     }
+    return try handoff.withLock { $0! }.get()
 }
 
 /// A feeder: a plain TCP client that writes stanza bytes.
@@ -52,8 +60,10 @@ final class Feeder: Sendable {
 
     private init(descriptor: Int32) { self.descriptor = descriptor }
 
+    /// Connects from the test's own task: a loopback connect completes at once, and the feeder is then created
+    /// where it is used (only `send` and `readUntilClosed`, which can block, run on a thread of their own).
     static func connect(port: Int) async throws -> Feeder {
-        try await offPool { Feeder(descriptor: try LoopbackTCP.connect(port: port)) }
+        Feeder(descriptor: try LoopbackTCP.connect(port: port))
     }
 
     func send(_ text: String) async throws { try await send(Array(text.utf8)) }
