@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "PresenceIngest", targets: ["PresenceIngest"]),
         .library(name: "PresenceWire", targets: ["PresenceWire"]),
         .library(name: "PresenceWorkload", targets: ["PresenceWorkload"]),
+        .library(name: "PresenceSource", targets: ["PresenceSource"]),
         .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
         .library(name: "PresenceService", targets: ["PresenceService"]),
         .executable(name: "presence", targets: ["presence"]),
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
@@ -37,14 +39,18 @@ let package = Package(
         // XMPP streams in and out: the incremental parser on libexpat and the escaping writer. Knows nothing about
         // presence.
         .target(name: "XMPPStream", dependencies: ["CExpat"]),
-        // The client side of an XMPP connection: SASL SCRAM logins (more of the connection comes with the XMPP
-        // source). Hashes, HMAC and PBKDF2 from swift-crypto.
+        // The client side of an XMPP connection on SwiftNIO: STARTTLS (swift-nio-ssl), SASL SCRAM (hashes, HMAC and
+        // PBKDF2 from swift-crypto), resource binding, keep-alive, the roster. Knows nothing about storages.
         .target(
             name: "XMPPClient",
             dependencies: [
-                "XMPPStream",
+                "XMPPStream", "PresenceModel",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         // JIDs, the presence model and the per-user aggregation: plain values, no I/O, no libexpat.
         .target(name: "PresenceModel"),
@@ -59,6 +65,14 @@ let package = Package(
         // The JSON wire format, written once: query results, reports, stats and errors.
         .target(
             name: "PresenceWire", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresenceIngest"]),
+        // Presence from an XMPP server: a watcher account's roster and every contact's presence, kept in a
+        // storage through the same ingest path as every other source, reconnecting forever.
+        .target(
+            name: "PresenceSource",
+            dependencies: [
+                "XMPPClient", "XMPPStream", "PresenceModel", "PresenceStore", "PresenceIngest",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Deterministic, realistic presence streams for samples, tests and benchmarks.
         .target(name: "PresenceWorkload", dependencies: ["PresenceModel"]),
         // A blocking HTTP/1.1 GET client for loopback: the CLI's `--server` mode and the end-to-end tests.
@@ -68,6 +82,7 @@ let package = Package(
             name: "PresenceService",
             dependencies: [
                 "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire", "XMPPStream",
+                "PresenceSource", "XMPPClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -82,7 +97,7 @@ let package = Package(
             name: "presence",
             dependencies: [
                 "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire",
-                "PresenceWorkload", "PresenceService", "LoopbackHTTP", "XMPPStream",
+                "PresenceWorkload", "PresenceService", "PresenceSource", "XMPPClient", "LoopbackHTTP", "XMPPStream",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -92,7 +107,12 @@ let package = Package(
             name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore"],
             path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
-        .testTarget(name: "XMPPClientTests", dependencies: ["XMPPClient", "XMPPStream", "LoopbackHTTP"]),
+        .testTarget(
+            name: "XMPPClientTests",
+            dependencies: [
+                "XMPPClient", "XMPPStream", "LoopbackHTTP", "PresenceModel", "PresenceSource", "PresenceStore",
+                "PresenceTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "PresenceModelTests", dependencies: ["PresenceModel", "PresenceTestSupport"]),
         .testTarget(
             name: "PresenceStoreTests",

@@ -54,6 +54,14 @@ public final class IngestSession {
         try feed.finish(onEvent: { onEvent?($0) }, apply: apply)
     }
 
+    /// Applies a stanza parsed elsewhere: a client connection to an XMPP server parses its own stream (it
+    /// restarts it after TLS and SASL) and hands each stanza of the session here, to the same decoder and storage
+    /// path as every other source.
+    @discardableResult
+    public func receive(_ stanza: Stanza) -> StanzaDisposition {
+        feed.receive(stanza, apply: apply)
+    }
+
     private func apply(_ update: PresenceUpdate) {
         let now = clock()
         storage.apply(update, receivedAt: now)

@@ -69,13 +69,28 @@ public struct PresenceFeed: ~Copyable {
         }
     }
 
+    /// Decodes a stanza that was parsed elsewhere (a client connection reads its own stream), counting it like
+    /// every other, and calls `apply` when it is a presence update.
+    @discardableResult
+    public mutating func receive(_ stanza: Stanza, apply: (PresenceUpdate) -> Void) -> StanzaDisposition {
+        let disposition = decoder.decode(stanza)
+        PresenceFeed.count(disposition, in: &statistics, apply: apply)
+        return disposition
+    }
+
     private static func handle(
         _ event: XMPPStreamEvent, decoder: PresenceDecoder, statistics: inout IngestStatistics,
         apply: (PresenceUpdate) -> Void
     ) {
         guard case .stanza(let stanza) = event else { return }
+        count(decoder.decode(stanza), in: &statistics, apply: apply)
+    }
+
+    private static func count(
+        _ disposition: StanzaDisposition, in statistics: inout IngestStatistics, apply: (PresenceUpdate) -> Void
+    ) {
         statistics.stanzas += 1
-        switch decoder.decode(stanza) {
+        switch disposition {
         case .update(let update):
             statistics.presenceUpdates += 1
             apply(update)

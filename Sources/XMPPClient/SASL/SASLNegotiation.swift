@@ -43,7 +43,11 @@ public struct SASLNegotiation: Sendable {
 
     /// Chooses a mechanism from the server's features and returns the `<auth>` element to send.
     public mutating func start(features: Stanza) throws(SASLFailure) -> [UInt8] {
-        let offered = SASLNegotiation.offeredMechanisms(in: features)
+        try start(mechanisms: SASLNegotiation.offeredMechanisms(in: features))
+    }
+
+    /// Chooses from the mechanisms the server offers and returns the `<auth>` element to send.
+    public mutating func start(mechanisms offered: [String]) throws(SASLFailure) -> [UInt8] {
         var writer = XMPPWriter()
         if let choice = SCRAMClient.Mechanism.allCases.first(where: { offered.contains($0.rawValue) }) {
             let client: SCRAMClient

@@ -1,0 +1,102 @@
+import NIOCore
+import NIOConcurrencyHelpers
+import XMPPStream
+
+/// Turns the connection's inbound bytes into stream events, one at a time, pulling bytes only when the events
+/// read so far are used up (so a slow reader slows the server down instead of buffering without bound).
+///
+/// A stream restart (after STARTTLS and after SASL, RFC 6120 §5.4.3.3 and §6.4.6) starts a fresh parser.
+final class StanzaReader {
+    private var inbound: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    private var parser: XMPPStreamParser
+    private let configuration: XMPPStreamParser.Configuration
+    private var pending: [XMPPStreamEvent] = []
+    private var pendingIndex = 0
+    /// A parse error found after some events of the same chunk: thrown once those are read.
+    private var failure: XMPPClientError?
+    /// When bytes last arrived, for the keep-alive; shared with the timer on the event loop.
+    let lastReceived: NIOLockedValueBox<NIODeadline>
+    /// Why the connection was closed on purpose (a timeout), so that the end of input is reported as that.
+    let closeReason: NIOLockedValueBox<XMPPClientError?>
+
+    init(inbound: NIOAsyncChannelInboundStream<ByteBuffer>, limits: XMPPStreamLimits) {
+        self.inbound = inbound.makeAsyncIterator()
+        configuration = XMPPStreamParser.Configuration(limits: limits)
+        parser = XMPPStreamParser(configuration: configuration)
+        lastReceived = NIOLockedValueBox(.now())
+        closeReason = NIOLockedValueBox(nil)
+    }
+
+    /// Reads a new stream from here on.
+    func restart() {
+        parser = XMPPStreamParser(configuration: configuration)
+        pending.removeAll()
+        pendingIndex = 0
+        failure = nil
+    }
+
+    /// The next event; `.streamClosed` when the server ended the stream. Throws when the connection ends without
+    /// that, or the bytes are not a well-formed stream.
+    func next() async throws(XMPPClientError) -> XMPPStreamEvent {
+        while pendingIndex == pending.count {
+            if let failure { throw failure }
+            pending.removeAll(keepingCapacity: true)
+            pendingIndex = 0
+            let buffer: ByteBuffer?
+            do {
+                buffer = try await inbound.next()
+            } catch {
+                throw closeReason.withLockedValue { $0 } ?? XMPPClientError.connectionError(error)
+            }
+            guard let buffer else { throw closeReason.withLockedValue { $0 } ?? .closed }
+            lastReceived.withLockedValue { $0 = .now() }
+            let result = buffer.withUnsafeReadableBytes { bytes in
+                Result { () throws(XMPPStreamError) in
+                    try parser.feed(bytes) { pending.append($0) }
+                }
+            }
+            if case .failure(let error) = result { failure = .malformedStream(error.description) }
+        }
+        defer { pendingIndex += 1 }
+        return pending[pendingIndex]
+    }
+
+    /// The next stanza, with `<stream:error>` thrown as the error it is; nil when the stream closed.
+    func nextStanza() async throws(XMPPClientError) -> Stanza? {
+        switch try await next() {
+        case .streamOpened: throw .protocolViolation("a second stream header")
+        case .streamClosed: return nil
+        case .stanza(let stanza):
+            if stanza.isElement(stanza.root, named: "error", in: XMPPNamespace.streams) {
+                let condition = stanza.children(of: stanza.root).first {
+                    stanza.isElement($0, in: XMPPNamespace.streamErrors) && stanza.localName(of: $0) != "text"
+                }
+                let text = stanza.firstChild(of: stanza.root, named: "text", in: XMPPNamespace.streamErrors)
+                throw .streamError(
+                    condition: condition.map { stanza.localName(of: $0) } ?? "undefined-condition",
+                    text: text.map { stanza.text(of: $0) })
+            }
+            return stanza
+        }
+    }
+
+    /// The header of a (re)started stream.
+    func expectStreamHeader() async throws(XMPPClientError) -> StreamHeader {
+        guard case .streamOpened(let header) = try await next() else {
+            throw .protocolViolation("expected the server's stream header")
+        }
+        return header
+    }
+}
+
+extension XMPPClientError {
+    /// A transport error, with TLS failures told apart (they carry the certificate problem).
+    static func connectionError(_ error: any Error) -> XMPPClientError {
+        let text = String(describing: error)
+        if text.contains("SSL") || text.contains("TLS") || text.contains("CERTIFICATE") || text.contains("certificate")
+        {
+            return .tls(text)
+        }
+        return .transport(text)
+    }
+}

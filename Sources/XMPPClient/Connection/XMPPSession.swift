@@ -1,0 +1,103 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import XMPPStream
+
+/// An authenticated, bound client stream: read the server's stanzas, send your own.
+///
+/// The session answers what every client must without bothering its user: the server's XEP-0199 pings, and the
+/// answers to its own keep-alive pings. Everything else, including IQ requests, is handed to the reader.
+/// Use it from the task that opened it (``XMPPConnection/withSession(_:eventLoopGroup:logger:isolation:_:)``).
+public final class XMPPSession {
+    /// The full JID the server bound, `user@domain/resource`.
+    public let jid: String
+    /// Whether the stream runs over TLS.
+    public let isEncrypted: Bool
+    /// The SASL mechanism used to log in.
+    public let mechanism: String
+    private let reader: StanzaReader
+    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    private let channel: any Channel
+
+    static let keepAlivePrefix = "keepalive-"
+
+    init(
+        jid: String, isEncrypted: Bool, mechanism: String, reader: StanzaReader,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel
+    ) {
+        self.jid = jid
+        self.isEncrypted = isEncrypted
+        self.mechanism = mechanism
+        self.reader = reader
+        self.outbound = outbound
+        self.channel = channel
+    }
+
+    /// The account part of ``jid``: `user@domain`.
+    public var bareJID: Substring { jid.split(separator: "/", maxSplits: 1).first ?? Substring(jid) }
+
+    /// Sends one or more complete stanzas.
+    public func send(_ bytes: [UInt8]) async throws(XMPPClientError) {
+        do { try await outbound.write(ByteBuffer(bytes: bytes)) } catch {
+            throw reader.closeReason.withLockedValue { $0 } ?? .connectionError(error)
+        }
+    }
+
+    /// The server's next stanza; nil when it closed the stream cleanly. A `<stream:error>` is thrown as
+    /// ``XMPPClientError/streamError(condition:text:)``.
+    public func next() async throws(XMPPClientError) -> Stanza? {
+        while true {
+            guard let stanza = try await reader.nextStanza() else { return nil }
+            if let iq = IQ(stanza) {
+                if iq.kind == .get, iq.payloadNamespace == IQ.pingNamespace {
+                    try await send(IQ.result(answering: iq))
+                    continue
+                }
+                if iq.kind == .result || iq.kind == .error, iq.id.hasPrefix(XMPPSession.keepAlivePrefix) { continue }
+            }
+            return stanza
+        }
+    }
+
+    /// Ends the stream politely (`</stream:stream>`); the connection closes when the session's body returns.
+    public func close() async {
+        var writer = XMPPWriter()
+        writer.closeStream()
+        try? await send(writer.bytes)
+    }
+
+    /// Pings the server when it has been silent for `interval`, and closes the connection as dead when nothing
+    /// arrives for `interval + timeout`. Runs on the connection's event loop until cancelled.
+    func startKeepAlive(_ keepAlive: KeepAlive?) -> RepeatedTask? {
+        guard let keepAlive else { return nil }
+        let interval = TimeAmount(keepAlive.interval)
+        let deadline = TimeAmount(keepAlive.interval + keepAlive.timeout)
+        let period = TimeAmount.nanoseconds(max(50_000_000, min(interval, TimeAmount(keepAlive.timeout)).nanoseconds / 2))
+        let lastReceived = reader.lastReceived
+        let closeReason = reader.closeReason
+        let pingSent = NIOLockedValueBox<(count: Int, at: NIODeadline?)>((0, nil))
+        let channel = channel
+        return channel.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { task in
+            let now = NIODeadline.now()
+            let received = lastReceived.withLockedValue { $0 }
+            let silence = now - received
+            if silence >= deadline {
+                closeReason.withLockedValue { $0 = .deadConnection(silentFor: Duration(silence)) }
+                channel.close(promise: nil)
+                task.cancel()
+                return
+            }
+            guard silence >= interval else { return }
+            let id: String? = pingSent.withLockedValue { state in
+                if let at = state.at, at > received { return nil }
+                state.count += 1
+                state.at = now
+                return "\(XMPPSession.keepAlivePrefix)\(state.count)"
+            }
+            if let id { channel.writeAndFlush(ByteBuffer(bytes: IQ.ping(id: id)), promise: nil) }
+        }
+    }
+}
+
+extension Duration {
+    init(_ amount: TimeAmount) { self = .nanoseconds(amount.nanoseconds) }
+}
