@@ -104,7 +104,7 @@ let package = Package(
         // Test fixtures, and the MemoryStorage contract as one function a storage's tests call (as
         // swift-collections' `checkCollection`): a new storage gets the whole contract suite by one call.
         .target(
-            name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore"],
+            name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore", "LoopbackHTTP"],
             path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
         .testTarget(
@@ -112,7 +112,8 @@ let package = Package(
             dependencies: [
                 "XMPPClient", "XMPPStream", "LoopbackHTTP", "PresenceModel", "PresenceSource", "PresenceStore",
                 "PresenceTestSupport", .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            resources: [.copy("Resources/slixmpp_member.py")]),
         .testTarget(name: "PresenceModelTests", dependencies: ["PresenceModel", "PresenceTestSupport"]),
         .testTarget(
             name: "PresenceStoreTests",
@@ -129,11 +130,12 @@ let package = Package(
             name: "PresenceServiceTests",
             dependencies: [
                 "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload",
-                "LoopbackHTTP",
+                "LoopbackHTTP", "PresenceTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "PresenceCLITests", dependencies: ["presence", "LoopbackHTTP", "PresenceStore"]),
+        .testTarget(
+            name: "PresenceCLITests", dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -84,7 +84,9 @@ public final class XMPPPresenceSource: Sendable {
                     }
                     logger.info(
                         "logged in to the XMPP server",
-                        metadata: ["jid": "\(session.jid)", "tls": "\(session.isEncrypted)", "sasl": "\(session.mechanism)"])
+                        metadata: [
+                            "jid": "\(session.jid)", "tls": "\(session.isEncrypted)", "sasl": "\(session.mechanism)",
+                        ])
                     try await consume(session, roster: &roster)
                 }
             } catch let error as XMPPClientError {
@@ -106,7 +108,8 @@ public final class XMPPPresenceSource: Sendable {
                 "error": "\(failure)", "retryIn": "\(delay.formatted(.units(allowed: [.seconds, .milliseconds])))",
             ]
             if wasConnected {
-                logger.warning("the XMPP connection ended; statuses stay as of now until it is back", metadata: metadata)
+                logger.warning(
+                    "the XMPP connection ended; statuses stay as of now until it is back", metadata: metadata)
             } else {
                 logger.error("cannot log in to the XMPP server", metadata: metadata)
             }
@@ -246,7 +249,8 @@ public final class XMPPPresenceSource: Sendable {
             let stored = storage.lookup(member)
             if reported.isEmpty {
                 if case .present(let presence) = stored, presence.status?.isAvailable == false { continue }
-                storage.apply(PresenceUpdate(from: JID(bare: member, resource: nil), availability: .unavailable), receivedAt: now)
+                storage.apply(
+                    PresenceUpdate(from: JID(bare: member, resource: nil), availability: .unavailable), receivedAt: now)
                 offline += 1
             } else if case .present(let presence) = stored {
                 // A resource-less presence cannot be withdrawn alone: an unavailable from the bare JID ends them all.

@@ -3,6 +3,7 @@ import Logging
 import LoopbackHTTP
 import PresenceService
 import PresenceStore
+import PresenceTestSupport
 import PresenceWire
 import ServiceLifecycle
 
@@ -105,15 +106,6 @@ func get<T: Decodable & Sendable>(_ type: T.Type, _ path: String, port: Int) asy
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
-}
-
 func state(of jid: String, port: Int) async throws -> PresenceQueryResult? {
     try await get(QueryDocument.self, "/v1/presence/\(jid)", port: port).results.first
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LoopbackHTTP
 import PresenceIngest
+import PresenceTestSupport
 import PresenceService
 import PresenceStore
 import PresenceWire

@@ -49,3 +49,13 @@ package final class ManualClock: Sendable {
     package var milliseconds: Int64 { value.current }
     package func advance(by milliseconds: Int64) { value.withLock { $0 += milliseconds } }
 }
+
+/// Waits until `condition` holds, checking every 20 ms; whether it held before `timeout`.
+package func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}

@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackHTTP
+import PresenceTestSupport
 import Testing
 import XMPPClient
 import XMPPStream

@@ -1,5 +1,5 @@
-import NIOCore
 import NIOConcurrencyHelpers
+import NIOCore
 import XMPPStream
 
 /// Turns the connection's inbound bytes into stream events, one at a time, pulling bytes only when the events
@@ -14,16 +14,19 @@ final class StanzaReader {
     private var pendingIndex = 0
     /// A parse error found after some events of the same chunk: thrown once those are read.
     private var failure: XMPPClientError?
-    /// When bytes last arrived, for the keep-alive; shared with the timer on the event loop.
+    /// When bytes last arrived (recorded by ``ActivityHandler``), for the keep-alive timer.
     let lastReceived: NIOLockedValueBox<NIODeadline>
     /// Why the connection was closed on purpose (a timeout), so that the end of input is reported as that.
     let closeReason: NIOLockedValueBox<XMPPClientError?>
 
-    init(inbound: NIOAsyncChannelInboundStream<ByteBuffer>, limits: XMPPStreamLimits) {
+    init(
+        inbound: NIOAsyncChannelInboundStream<ByteBuffer>, limits: XMPPStreamLimits,
+        lastReceived: NIOLockedValueBox<NIODeadline>
+    ) {
         self.inbound = inbound.makeAsyncIterator()
         configuration = XMPPStreamParser.Configuration(limits: limits)
         parser = XMPPStreamParser(configuration: configuration)
-        lastReceived = NIOLockedValueBox(.now())
+        self.lastReceived = lastReceived
         closeReason = NIOLockedValueBox(nil)
     }
 
@@ -49,7 +52,6 @@ final class StanzaReader {
                 throw closeReason.withLockedValue { $0 } ?? XMPPClientError.connectionError(error)
             }
             guard let buffer else { throw closeReason.withLockedValue { $0 } ?? .closed }
-            lastReceived.withLockedValue { $0 = .now() }
             let result = buffer.withUnsafeReadableBytes { bytes in
                 Result { () throws(XMPPStreamError) in
                     try parser.feed(bytes) { pending.append($0) }

@@ -1,4 +1,5 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -23,13 +24,15 @@ public enum XMPPConnection {
         let host = configuration.connectHost
         let port = configuration.port
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        let lastReceived = NIOLockedValueBox(NIODeadline.now())
         do {
             channel = try await ClientBootstrap(group: eventLoopGroup)
                 .connectTimeout(TimeAmount(configuration.connectTimeout))
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        try channel.pipeline.syncOperations.addHandler(ActivityHandler(lastReceived: lastReceived))
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
         } catch {
@@ -37,7 +40,8 @@ public enum XMPPConnection {
         }
         logger.debug("connected", metadata: ["host": "\(host)", "port": "\(port)"])
         return try await channel.executeThenClose { inbound, outbound in
-            let reader = StanzaReader(inbound: inbound, limits: configuration.streamLimits)
+            let reader = StanzaReader(
+                inbound: inbound, limits: configuration.streamLimits, lastReceived: lastReceived)
             let closeReason = reader.closeReason
             let timeout = configuration.negotiationTimeout
             let timer = channel.channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { [channel = channel.channel] in
@@ -106,7 +110,8 @@ private struct Negotiation {
             try await send(ResourceBinding.sessionRequest())
             let answer = try await nextStanza()
             guard let iq = IQ(answer), iq.id == ResourceBinding.sessionID, iq.kind == .result else {
-                throw .protocolViolation("session establishment failed: \(IQ.errorCondition(of: answer) ?? "no result")")
+                throw .protocolViolation(
+                    "session establishment failed: \(IQ.errorCondition(of: answer) ?? "no result")")
             }
         }
         return XMPPSession(

@@ -71,7 +71,8 @@ public final class XMPPSession {
         guard let keepAlive else { return nil }
         let interval = TimeAmount(keepAlive.interval)
         let deadline = TimeAmount(keepAlive.interval + keepAlive.timeout)
-        let period = TimeAmount.nanoseconds(max(50_000_000, min(interval, TimeAmount(keepAlive.timeout)).nanoseconds / 2))
+        let period = TimeAmount.nanoseconds(
+            max(50_000_000, min(interval, TimeAmount(keepAlive.timeout)).nanoseconds / 2))
         let lastReceived = reader.lastReceived
         let closeReason = reader.closeReason
         let pingSent = NIOLockedValueBox<(count: Int, at: NIODeadline?)>((0, nil))

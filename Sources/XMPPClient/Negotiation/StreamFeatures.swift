@@ -24,7 +24,8 @@ public struct StreamFeatures: Sendable, Hashable {
         }
         let tls = features.firstChild(of: root, named: "starttls", in: StreamFeatures.tlsNamespace)
         startTLS = tls != nil
-        startTLSRequired = tls.map { features.firstChild(of: $0, named: "required", in: StreamFeatures.tlsNamespace) != nil }
+        startTLSRequired =
+            tls.map { features.firstChild(of: $0, named: "required", in: StreamFeatures.tlsNamespace) != nil }
             ?? false
         mechanisms = SASLNegotiation.offeredMechanisms(in: features)
         bind = features.firstChild(of: root, named: "bind", in: StreamFeatures.bindNamespace) != nil

@@ -1,0 +1,205 @@
+import Foundation
+import LoopbackHTTP
+
+/// A real Prosody from Debian, started for a test on a free loopback port with a generated configuration and
+/// data directory (never the system service), with the given accounts registered through `prosodyctl`.
+///
+/// Optionally with shared roster groups (`mod_groups`, as a deployment would set up its watcher) and with a
+/// certificate for STARTTLS issued by a test CA (``TestCertificateAuthority``), in which case the server
+/// requires encryption.
+package final class ProsodyServer: @unchecked Sendable {
+    // @unchecked: `process` is replaced only by `restart()` and read by `stop()`, both called from the test's
+    // own task, never concurrently; everything else is immutable.
+    package let domain: String
+    package let port: Int
+    package let directory: URL
+    package let certificates: TestCertificateAuthority?
+    private let configFile: URL
+    private var process: Process
+
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// - Parameters:
+    ///   - accounts: user name (localpart) → password.
+    ///   - groups: group name → the localparts in it; every member of a group has every other in its roster
+    ///     with a mutual subscription.
+    ///   - tls: serve STARTTLS with a certificate for `domain` and require it.
+    package init(
+        domain: String = "example.test", accounts: [String: String], groups: [String: [String]] = [:],
+        tls: Bool = false
+    ) throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prosody") else {
+            throw Failure(description: "prosody is not installed (apt-get install prosody; .ci/run does)")
+        }
+        self.domain = domain
+        var lastError = ""
+        // A port found free can be taken by someone else before Prosody binds it: try again with another.
+        for _ in 0 ..< 5 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "prosody-test-\(UUID().uuidString)")
+            let port = ProsodyServer.freePort()
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
+            let certificates = tls ? try TestCertificateAuthority(directory: directory, serverName: domain) : nil
+            let groupsFile = directory.appendingPathComponent("groups.txt")
+            try ProsodyServer.groupsText(groups, domain: domain).write(
+                to: groupsFile, atomically: true, encoding: .utf8)
+            let config = directory.appendingPathComponent("prosody.cfg.lua")
+            try ProsodyServer.configuration(
+                directory: directory.path, port: port, domain: domain,
+                groupsFile: groups.isEmpty ? nil : groupsFile.path,
+                certificates: certificates
+            ).write(to: config, atomically: true, encoding: .utf8)
+            for (user, password) in accounts {
+                try ProsodyServer.prosodyctl(["--config", config.path, "register", user, domain, password])
+            }
+            let process = try ProsodyServer.launch(config: config)
+            if ProsodyServer.waitUntilListening(port: port, process: process) {
+                self.port = port
+                self.directory = directory
+                self.configFile = config
+                self.certificates = certificates
+                self.process = process
+                return
+            }
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            lastError =
+                (try? String(contentsOf: directory.appendingPathComponent("prosody.log"), encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(at: directory)
+        }
+        throw Failure(description: "prosody did not start: \(lastError)")
+    }
+
+    /// Kills the server at once, as a crash would: every session is cut without a stream close.
+    package func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        Foundation.kill(process.processIdentifier, SIGCONT)
+        process.waitUntilExit()
+    }
+
+    /// Freezes the server (SIGSTOP): connections stay open and nothing answers, as with a hung host.
+    package func pause() { Foundation.kill(process.processIdentifier, SIGSTOP) }
+
+    /// Lets a paused server run again (SIGCONT).
+    package func resume() { Foundation.kill(process.processIdentifier, SIGCONT) }
+
+    /// Starts the server again on the same port with the same data (after ``kill()``).
+    package func restart() throws {
+        kill()
+        for _ in 0 ..< 50 {
+            let process = try ProsodyServer.launch(config: configFile)
+            if ProsodyServer.waitUntilListening(port: port, process: process) {
+                self.process = process
+                return
+            }
+            // The port may still be held for a moment by the killed process's sockets.
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw Failure(description: "prosody did not restart on port \(port)")
+    }
+
+    /// Registers another account on the running server.
+    package func register(_ user: String, password: String) throws {
+        try ProsodyServer.prosodyctl(["--config", configFile.path, "register", user, domain, password])
+    }
+
+    /// Kills the server (SIGKILL: a child of the test process may inherit SIGTERM ignored, and a test server has
+    /// nothing to save) and removes its directory.
+    package func stop() {
+        kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+
+    private static func launch(config: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prosody")
+        process.arguments = ["--config", config.path, "-F"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    private static func groupsText(_ groups: [String: [String]], domain: String) -> String {
+        groups.sorted { $0.key < $1.key }.map { name, members in
+            "[\(name)]\n" + members.map { "\($0)@\(domain)\n" }.joined()
+        }.joined()
+    }
+
+    private static func configuration(
+        directory: String, port: Int, domain: String, groupsFile: String?, certificates: TestCertificateAuthority?
+    ) -> String {
+        var modules = ["roster", "saslauth", "disco", "ping", "presence"]
+        if groupsFile != nil { modules.append("groups") }
+        // Without a certificate of its own, STARTTLS is not offered at all (Prosody would otherwise offer it with
+        // whatever certificate it finds and fail the handshake).
+        if certificates != nil { modules.append("tls") }
+        var lines = [
+            "run_as_root = true",
+            "pidfile = \"\(directory)/prosody.pid\"",
+            "data_path = \"\(directory)/data\"",
+            "modules_enabled = { \(modules.map { "\"\($0)\"" }.joined(separator: "; ")) }",
+            "modules_disabled = { \"s2s\" }",
+            "c2s_ports = { \(port) }",
+            "c2s_interfaces = { \"127.0.0.1\" }",
+            "s2s_ports = { }",
+            "http_ports = { }",
+            "https_ports = { }",
+            "legacy_ssl_ports = { }",
+            "c2s_direct_tls_ports = { }",
+            "authentication = \"internal_hashed\"",
+            "log = { info = \"\(directory)/prosody.log\" }",
+        ]
+        if let groupsFile { lines.append("groups_file = \"\(groupsFile)\"") }
+        if let certificates {
+            lines.append(
+                "ssl = { certificate = \"\(certificates.serverCertificate.path)\"; key = \"\(certificates.serverKey.path)\" }"
+            )
+            lines.append("c2s_require_encryption = true")
+        } else {
+            lines.append("c2s_require_encryption = false")
+        }
+        lines.append("VirtualHost \"\(domain)\"")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func prosodyctl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prosodyctl")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "prosodyctl \(arguments.dropFirst(2).joined(separator: " ")) failed")
+        }
+    }
+
+    /// A port nobody listens on now (Prosody cannot be given port 0 and report what it bound).
+    private static func freePort() -> Int {
+        let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)
+        close(descriptor)
+        return port
+    }
+
+    private static func waitUntilListening(port: Int, process: Process) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while process.isRunning && ContinuousClock.now < deadline {
+            if let descriptor = try? LoopbackTCP.connect(port: port) {
+                close(descriptor)
+                return true
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import Logging
+import PresenceModel
+import PresenceSource
+import PresenceStore
+import PresenceTestSupport
+import Testing
+import XMPPClient
+import XMPPStream
+
+/// A Prosody with a watcher and members in one shared roster group, as the README tells an operator to set up,
+/// and a storage the watcher source fills.
+private final class Organisation: Sendable {
+    static let password = "s3cret pass"
+    let server: ProsodyServer
+    let storage: DictionaryMemoryStorage
+    let source: XMPPPresenceSource
+    private let task = Locked<Task<Void, Never>?>(nil)
+
+    init(members: [String], outsiders: [String] = [], watcherPassword: String = Organisation.password) throws {
+        var accounts = Dictionary(uniqueKeysWithValues: (members + outsiders).map { ($0, Organisation.password) })
+        accounts["watcher"] = Organisation.password
+        server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members])
+        storage = DictionaryMemoryStorage()
+        source = XMPPPresenceSource(
+            configuration: XMPPClientConfiguration(
+                account: try BareJID("watcher@\(server.domain)"), password: watcherPassword, resource: "presence",
+                host: "127.0.0.1", port: server.port,
+                keepAlive: KeepAlive(interval: .seconds(2), timeout: .seconds(2))),
+            storage: storage, backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(30)),
+            logger: Logger(label: "test.watcher"))
+    }
+
+    var endpoint: ProsodyEndpoint { ProsodyEndpoint(domain: server.domain, port: server.port) }
+
+    func member(_ user: String, resource: String = "desk") async throws -> MemberClient {
+        try await MemberClient(user, password: Organisation.password, resource: resource, server: endpoint)
+    }
+
+    func startWatching() {
+        let source = source
+        task.withLock { $0 = Task { await source.run() } }
+    }
+
+    func stop() {
+        task.withLock { $0?.cancel() }
+        server.stop()
+    }
+
+    func presence(of user: String) -> StoredPresence { storage.lookup(jid("\(user)@\(server.domain)")) }
+
+    func state(of user: String) -> PresenceState {
+        switch presence(of: user) {
+        case .present(let value): value.status?.isAvailable == true ? .available : .offline
+        case .lost: .lost
+        case .unknown: .unknown
+        }
+    }
+
+    func shown(_ user: String) -> ResourcePresence? { presence(of: user).presence?.status?.presence }
+
+    func snapshotComplete() async throws -> Bool {
+        try await eventually { source.status.snapshotComplete }
+    }
+}
+
+@Suite("The XMPP source against a real Prosody", .serialized)
+struct XMPPSourceAgainstProsodyTests {
+    @Test func theSnapshotHasEveryOnlineMembersShowStatusPriorityAndResourcesAndTheRestOffline() async throws {
+        let organisation = try Organisation(members: ["alice", "bob", "carol"], outsiders: ["dave"])
+        defer { organisation.stop() }
+        let alicePhone = try await organisation.member("alice", resource: "phone")
+        try await alicePhone.available(show: "away", status: "commuting", priority: 5)
+        let aliceDesk = try await organisation.member("alice", resource: "desk")
+        try await aliceDesk.available(show: "dnd", status: "In a meeting", priority: 10)
+        let bob = try await organisation.member("bob")
+        try await bob.available(show: "chat", status: "Free to talk")
+        let dave = try await organisation.member("dave")
+        try await dave.available()
+
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+
+        let alice = try #require(organisation.presence(of: "alice").presence)
+        #expect(Set(alice.availableResources.map(\.resource)) == ["phone", "desk"])
+        #expect(organisation.shown("alice")?.resource == "desk")
+        #expect(organisation.shown("alice")?.details.show == .dnd)
+        #expect(organisation.shown("alice")?.details.status == "In a meeting")
+        #expect(organisation.shown("alice")?.details.priority == 10)
+        #expect(organisation.shown("bob")?.details.show == .chat)
+        #expect(organisation.state(of: "carol") == .offline, "a member with no session is known to be offline")
+        #expect(organisation.state(of: "dave") == .unknown, "someone outside the roster stays unknown")
+        let status = organisation.source.status
+        #expect(status.connected && status.rosterSize == 3)
+        // Prosody answers the initial presence for an offline member with its last unavailable presence: three
+        // available resources and carol's unavailable.
+        #expect(status.presencesReceived == 4)
+        _ = (alicePhone, aliceDesk, bob, dave)
+    }
+
+    @Test func liveChangesArriveAndMembersLogOffResourceByResource() async throws {
+        let organisation = try Organisation(members: ["alice"])
+        defer { organisation.stop() }
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        #expect(organisation.state(of: "alice") == .offline)
+
+        let desk = try await organisation.member("alice", resource: "desk")
+        try await desk.available(status: "Writing the report", priority: 1)
+        #expect(try await eventually { organisation.shown("alice")?.details.status == "Writing the report" })
+        let phone = try await organisation.member("alice", resource: "phone")
+        try await phone.available(show: "away", status: "On the road", priority: 0)
+        #expect(try await eventually { organisation.presence(of: "alice").presence?.availableResources.count == 2 })
+        try await desk.available(show: "dnd", status: "Focus time", priority: 1)
+        #expect(try await eventually { organisation.shown("alice")?.details.show == .dnd })
+
+        desk.logOff()
+        #expect(try await eventually { organisation.shown("alice")?.resource == "phone" })
+        #expect(organisation.state(of: "alice") == .available)
+        phone.logOff()
+        #expect(try await eventually { organisation.state(of: "alice") == .offline })
+    }
+
+    @Test func aRosterPushAddingAContactMakesTheirPresenceKnown() async throws {
+        let organisation = try Organisation(members: ["alice"], outsiders: ["erin"])
+        defer { organisation.stop() }
+        let erin = try await organisation.member("erin")
+        try await erin.available(show: "xa", status: "On leave")
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        #expect(organisation.state(of: "erin") == .unknown)
+
+        // The watcher account (from a second session) asks to see erin, and erin approves: the server pushes the
+        // new roster item to every session of the watcher, the source among them.
+        let admin = try await MemberClient(
+            "watcher", password: Organisation.password, resource: "admin", server: organisation.endpoint)
+        var subscribe = XMPPWriter()
+        subscribe.presence(type: "subscribe", to: "erin@\(organisation.server.domain)")
+        try await admin.send(subscribe.bytes)
+        try await Task.sleep(for: .milliseconds(200))
+        var approve = XMPPWriter()
+        approve.presence(type: "subscribed", to: "watcher@\(organisation.server.domain)")
+        try await erin.send(approve.bytes)
+
+        #expect(try await eventually { organisation.shown("erin")?.details.status == "On leave" })
+        #expect(organisation.source.status.rosterSize == 2)
+        _ = admin
+    }
+
+    @Test func aServerRestartReconnectsAndReconcilesWhatChangedDuringTheOutage() async throws {
+        let organisation = try Organisation(members: ["alice", "bob"])
+        defer { organisation.stop() }
+        let alice = try await organisation.member("alice")
+        try await alice.available(status: "Before")
+        let alicePhone = try await organisation.member("alice", resource: "phone")
+        try await alicePhone.available(status: "Before, on the phone", priority: 5)
+        let bob = try await organisation.member("bob")
+        try await bob.available(status: "Here")
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        #expect(organisation.state(of: "bob") == .available)
+        #expect(organisation.presence(of: "alice").presence?.availableResources.count == 2)
+
+        organisation.server.kill()
+        #expect(try await eventually { !organisation.source.status.connected })
+        #expect(organisation.state(of: "bob") == .available, "while down, statuses stay as of the drop")
+        #expect(organisation.source.isLive == false)
+        try organisation.server.restart()
+        // Only alice's desk comes back, with a new status; her phone and bob stayed away during the outage.
+        let aliceAgain = try await organisation.member("alice")
+        try await aliceAgain.available(show: "away", status: "After")
+
+        #expect(try await eventually(timeout: .seconds(20)) { organisation.source.isLive })
+        #expect(try await eventually { organisation.shown("alice")?.details.status == "After" })
+        #expect(organisation.state(of: "bob") == .offline, "nothing stays stuck available after a reconnect")
+        #expect(
+            organisation.presence(of: "alice").presence?.availableResources.map(\.resource) == ["desk"],
+            "a resource the new snapshot does not report is gone")
+        #expect(organisation.shown("alice")?.details.status == "After")
+        #expect(organisation.source.status.reconnects == 1)
+        _ = (alice, alicePhone, bob, aliceAgain)
+    }
+
+    @Test func aWrongPasswordIsAClearErrorAndNotARetryStorm() async throws {
+        let organisation = try Organisation(members: ["alice"], watcherPassword: "wrong")
+        defer { organisation.stop() }
+        organisation.startWatching()
+        #expect(try await eventually { organisation.source.status.lastError != nil })
+        try await Task.sleep(for: .seconds(1))
+        let status = organisation.source.status
+        #expect(status.lastError?.contains("not-authorized") == true)
+        #expect(status.connectAttempts == 1, "a refused password waits the longest delay before trying again")
+        #expect(!status.connected)
+    }
+
+    @Test func anIndependentClientsPresenceIsSeen() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
+            (try? runPython(["-c", "import slixmpp"])) == 0
+        else {
+            Issue.record("python3-slixmpp is not installed (apt-get install python3-slixmpp; .ci/run does)")
+            return
+        }
+        let organisation = try Organisation(members: ["frank"])
+        defer { organisation.stop() }
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        let script = Bundle.module.url(forResource: "slixmpp_member", withExtension: "py")!
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            script.path, "frank@\(organisation.server.domain)", "127.0.0.1", String(organisation.server.port),
+        ]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.environment = ["MEMBER_PASSWORD": Organisation.password]
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        #expect(try await eventually(timeout: .seconds(20)) { organisation.shown("frank")?.details.show == .away })
+        #expect(organisation.shown("frank")?.details.status == "Lunch (slixmpp)")
+        #expect(organisation.shown("frank")?.resource == "slixmpp")
+        try input.fileHandleForWriting.close()
+        #expect(try await eventually(timeout: .seconds(20)) { organisation.state(of: "frank") == .offline })
+    }
+}
+
+private func runPython(_ arguments: [String]) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+}
