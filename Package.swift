@@ -104,7 +104,8 @@ let package = Package(
         // Test fixtures, and the MemoryStorage contract as one function a storage's tests call (as
         // swift-collections' `checkCollection`): a new storage gets the whole contract suite by one call.
         .target(
-            name: "PresenceTestSupport", dependencies: ["PresenceModel", "PresenceStore", "LoopbackHTTP"],
+            name: "PresenceTestSupport",
+            dependencies: ["PresenceModel", "PresenceStore", "LoopbackHTTP", "XMPPClient", "XMPPStream"],
             path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
         .testTarget(

@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import PresencePressure
+import PresenceSource
 import PresenceStore
 import ServiceLifecycle
 import UnixSignals
@@ -14,18 +15,21 @@ public struct PresenceServer: Sendable {
     public let statistics: ServiceStatistics
     public let metrics: ServiceMetrics
     public let pressureSources: [any MemoryPressureSource]
+    /// The XMPP server the service watches, beside its feed port; nil when it only has the feed port.
+    public let xmppSource: XMPPPresenceSource?
     public let logger: Logger
 
     public init(
         configuration: ServiceConfiguration, storage: any MemoryStorage,
-        pressureSources: [any MemoryPressureSource] = [], metrics: ServiceMetrics = ServiceMetrics(),
-        logger: Logger = Logger(label: "presence.service")
+        pressureSources: [any MemoryPressureSource] = [], xmppSource: XMPPPresenceSource? = nil,
+        metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "presence.service")
     ) {
         self.configuration = configuration
         self.storage = storage
         self.statistics = ServiceStatistics()
         self.metrics = metrics
         self.pressureSources = pressureSources
+        self.xmppSource = xmppSource
         self.logger = logger
     }
 
@@ -44,7 +48,8 @@ public struct PresenceServer: Sendable {
         let (feedPorts, feedContinuation) = AsyncStream.makeStream(of: Int.self)
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
         let application = Application(
-            router: QueryRoutes.router(storage: storage, statistics: statistics, metrics: metrics),
+            router: QueryRoutes.router(
+                storage: storage, statistics: statistics, metrics: metrics, source: xmppSource),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },
@@ -56,12 +61,17 @@ public struct PresenceServer: Sendable {
             sources: pressureSources, storage: storage, statistics: statistics,
             interval: configuration.pressureInterval, logger: logger)
         // Shut down in reverse order: pressure first, then feeders drain, and the API answers until the end.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: application),
+            .init(service: feed),
+            .init(service: pressure, successTerminationBehavior: .ignore),
+        ]
+        if let xmppSource {
+            // Before pressure in shutdown order: the source stops first, then the rest as before.
+            services.append(.init(service: XMPPSourceService(source: xmppSource)))
+        }
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [
-                .init(service: application),
-                .init(service: feed),
-                .init(service: pressure, successTerminationBehavior: .ignore),
-            ],
+            services: services,
             gracefulShutdownSignals: signals, logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
         let group = ServiceGroup(configuration: groupConfiguration)
@@ -84,6 +94,7 @@ public struct PresenceServer: Sendable {
                         "feed": "\(configuration.feedHost):\(feedPort)",
                         "http": "\(configuration.httpHost):\(httpPort)",
                         "storage": "\(storage.name)",
+                        "xmpp": "\(xmppSource.map { "\($0.configuration.account) at \($0.status.server)" } ?? "none")",
                     ])
                 await onStarted(BoundPorts(feed: feedPort, http: httpPort), group)
             }

@@ -1,5 +1,6 @@
 import CoreMetrics
 import PresencePressure
+import PresenceSource
 import PresenceStore
 import Prometheus
 
@@ -38,7 +39,7 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// Updates the gauges from the storage and the counters, then renders the registry.
-    func exposition(storage: any MemoryStorage, statistics: ServiceStatistics) -> [UInt8] {
+    func exposition(storage: any MemoryStorage, statistics: ServiceStatistics, source: XMPPSourceStatus?) -> [UInt8] {
         let storageStatistics = storage.statistics
         entries.record(storageStatistics.entries)
         estimatedBytes.record(storageStatistics.estimatedBytes)
@@ -59,6 +60,16 @@ public final class ServiceMetrics: Sendable {
         for cause in RemovalCause.allCases {
             Gauge(label: "presence_storage_removals", dimensions: [("cause", cause.rawValue)], factory: factory)
                 .record(storageStatistics.removals[cause, default: 0])
+        }
+        if let source {
+            // Gauges of the source's own running totals: a scrape sees them as they are, restarts included.
+            Gauge(label: "presence_xmpp_connected", factory: factory).record(source.connected ? 1 : 0)
+            Gauge(label: "presence_xmpp_live", factory: factory).record(
+                source.connected && source.snapshotComplete ? 1 : 0)
+            Gauge(label: "presence_xmpp_roster_members", factory: factory).record(source.rosterSize)
+            Gauge(label: "presence_xmpp_reconnects", factory: factory).record(source.reconnects)
+            Gauge(label: "presence_xmpp_connect_attempts", factory: factory).record(source.connectAttempts)
+            Gauge(label: "presence_xmpp_presences_received", factory: factory).record(source.presencesReceived)
         }
         return registry.emitToBuffer()
     }

@@ -19,9 +19,14 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     public var since: String?
     /// For `lost`: the removal cause, when the storage knows it.
     public var cause: RemovalCause?
+    /// Whether the answer is current: true while the service's XMPP source is connected and its snapshot
+    /// complete, false while it is down (the answer is as of the drop); null without an XMPP source (the command
+    /// line, a service fed only through its feed port).
+    public var live: Bool?
 
-    public init(jid: BareJID, stored: StoredPresence) {
+    public init(jid: BareJID, stored: StoredPresence, live: Bool? = nil) {
         self.jid = jid.rawValue
+        self.live = live
         state = .unknown
         switch stored {
         case .present(let presence):
@@ -51,6 +56,8 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("attendance"); writer.string(attendance?.rawValue)
             writer.key("cause"); writer.string(cause?.rawValue)
             writer.key("jid"); writer.string(jid)
+            writer.key("live")
+            if let live { writer.bool(live) } else { writer.null() }
             writer.key("priority"); writer.int(priority)
             writer.key("resource"); writer.string(resource)
             writer.key("show"); writer.string(show?.rawValue)

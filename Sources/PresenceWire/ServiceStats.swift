@@ -24,12 +24,15 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
     public var stanzasIgnored: Int
     public var presencesRejected: Int
     public var streamErrors: Int
+    /// The upstream source (an XMPP server), or null when the service only has its feed port.
+    public var source: SourceReport?
 
     public init(
         storage: String, entries: Int, storageEstimatedBytes: Int, lost: Int, removals: [String: Int],
         evictions: [String: Int], pressureLevel: String, pressureEvents: [PressureEventReport], residentBytes: Int?,
         peakResidentBytes: Int?, feedersConnected: Int, connectionsAccepted: Int, stanzasRead: Int,
-        updatesApplied: Int, stanzasIgnored: Int, presencesRejected: Int, streamErrors: Int
+        updatesApplied: Int, stanzasIgnored: Int, presencesRejected: Int, streamErrors: Int,
+        source: SourceReport? = nil
     ) {
         self.storage = storage
         self.entries = entries
@@ -48,6 +51,7 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
         self.stanzasIgnored = stanzasIgnored
         self.presencesRejected = presencesRejected
         self.streamErrors = streamErrors
+        self.source = source
     }
 
     public func write(to writer: inout JSONWriter) {
@@ -64,6 +68,8 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("pressureLevel"); writer.string(pressureLevel)
             writer.key("removals"); writer.counts(removals)
             writer.key("residentBytes"); writer.int(residentBytes)
+            writer.key("source")
+            if let source { source.write(to: &writer) } else { writer.null() }
             writer.key("stanzasIgnored"); writer.int(stanzasIgnored)
             writer.key("stanzasRead"); writer.int(stanzasRead)
             writer.key("storage"); writer.string(storage)

@@ -32,6 +32,9 @@ final class RunningServer {
         (feedPort, httpPort) = ports
     }
 
+    /// What the service logged so far.
+    var log: String { errors.text }
+
     /// `feed=127.0.0.1:N http=127.0.0.1:M` from the "presence service running" line.
     static func ports(in log: String) -> (Int, Int)? {
         guard let line = log.split(separator: "\n").first(where: { $0.contains("presence service running") }) else {

@@ -35,12 +35,31 @@ struct WireFormatTests {
         let first = try #require((object["results"] as? [[String: Any]])?.first)
         #expect(
             first.keys.sorted() == [
-                "attendance", "cause", "jid", "priority", "resource", "show", "since", "state", "status",
+                "attendance", "cause", "jid", "live", "priority", "resource", "show", "since", "state", "status",
             ])
+        #expect(first["live"] is NSNull, "without an XMPP source nobody claims the answer is live")
         #expect(
             first["status"] as? String == "Line\nbreak \\ tab\t \u{1} é ✓", "control characters and quotes are escaped")
         #expect(first["state"] as? String == "available")
         #expect(first["show"] as? String == "dnd")
+    }
+
+    @Test func statsWithAnXMPPSourceReadBackTheSameAndWithoutOneSayNull() throws {
+        let source = SourceReport(
+            kind: "xmpp", jid: "watcher@corp.example", server: "xmpp.corp.example:5222", connected: false, live: false,
+            encrypted: true, connectedSince: nil, disconnectedSince: "2026-11-23T12:00:00.000Z", connectAttempts: 7,
+            reconnects: 2, rosterSize: 1200, presencesReceived: 48_000, markedOffline: 300,
+            lastSnapshotMilliseconds: 61.5, lastError: "the server closed the connection")
+        var stats = ServiceStats(
+            storage: "lru", entries: 1, storageEstimatedBytes: 100, lost: 0, removals: [:], evictions: [:],
+            pressureLevel: "normal", pressureEvents: [], residentBytes: nil, peakResidentBytes: nil,
+            feedersConnected: 0,
+            connectionsAccepted: 0, stanzasRead: 0, updatesApplied: 0, stanzasIgnored: 0, presencesRejected: 0,
+            streamErrors: 0, source: source)
+        #expect(try JSONDecoder().decode(ServiceStats.self, from: Data(stats.jsonBytes())) == stats)
+        stats.source = nil
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(stats.jsonBytes())) as? [String: Any])
+        #expect(object["source"] is NSNull)
     }
 
     @Test func everyStateIsOneOfFourWordsAndLostSaysWhy() {

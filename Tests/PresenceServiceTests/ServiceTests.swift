@@ -1,9 +1,9 @@
 import Foundation
 import LoopbackHTTP
 import PresenceIngest
-import PresenceTestSupport
 import PresenceService
 import PresenceStore
+import PresenceTestSupport
 import PresenceWire
 import PresenceWorkload
 import Testing

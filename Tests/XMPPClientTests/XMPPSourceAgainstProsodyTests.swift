@@ -31,7 +31,7 @@ private final class Organisation: Sendable {
             logger: Logger(label: "test.watcher"))
     }
 
-    var endpoint: ProsodyEndpoint { ProsodyEndpoint(domain: server.domain, port: server.port) }
+    var endpoint: ProsodyEndpoint { server.endpoint }
 
     func member(_ user: String, resource: String = "desk") async throws -> MemberClient {
         try await MemberClient(user, password: Organisation.password, resource: resource, server: endpoint)

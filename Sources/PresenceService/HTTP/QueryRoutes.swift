@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import PresenceSource
 import PresenceStore
 import PresenceWire
 
@@ -8,12 +9,13 @@ import PresenceWire
 /// a document of the wire format (`PresenceWire`), written by its one encoder.
 enum QueryRoutes {
     static func router(
-        storage: any MemoryStorage, statistics: ServiceStatistics, metrics: ServiceMetrics
+        storage: any MemoryStorage, statistics: ServiceStatistics, metrics: ServiceMetrics,
+        source: XMPPPresenceSource?
     ) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/v1/presence/:jid") { _, context -> Response in
             let raw = try context.parameters.require("jid")
-            return lookup([raw.removingPercentEncoding ?? raw], in: storage)
+            return lookup([raw.removingPercentEncoding ?? raw], in: storage, live: source?.isLive)
         }
         router.get("/v1/presence") { request, _ -> Response in
             let jids = request.uri.queryParameters.getAll("jid")
@@ -23,15 +25,17 @@ enum QueryRoutes {
                         ErrorReport(condition: "bad-request", message: "give at least one jid=... parameter")),
                     status: .badRequest)
             }
-            return lookup(jids, in: storage)
+            return lookup(jids, in: storage, live: source?.isLive)
         }
         router.get("/v1/stats") { _, _ -> Response in
-            json(ServiceStats(storage: storage, statistics: statistics))
+            json(ServiceStats(storage: storage, statistics: statistics, source: source))
         }
         router.get("/metrics") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(storage: storage, statistics: statistics)))
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        bytes: metrics.exposition(storage: storage, statistics: statistics, source: source?.status)))
             )
         }
         router.get("/healthz") { _, _ -> Response in
@@ -42,7 +46,7 @@ enum QueryRoutes {
         return router
     }
 
-    private static func lookup(_ jids: [String], in storage: any MemoryStorage) -> Response {
+    private static func lookup(_ jids: [String], in storage: any MemoryStorage, live: Bool?) -> Response {
         var results: [PresenceQueryResult] = []
         results.reserveCapacity(jids.count)
         for text in jids {
@@ -55,7 +59,7 @@ enum QueryRoutes {
                         ErrorReport(condition: "jid-malformed", message: "'\(text)' is not a valid JID: \(error)")),
                     status: .badRequest)
             }
-            results.append(PresenceQueryResult(jid: jid.bare, stored: storage.lookup(jid.bare)))
+            results.append(PresenceQueryResult(jid: jid.bare, stored: storage.lookup(jid.bare), live: live))
         }
         return json(QueryDocument(results: results))
     }

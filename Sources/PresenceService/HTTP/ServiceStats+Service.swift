@@ -1,10 +1,11 @@
 import PresencePressure
+import PresenceSource
 import PresenceStore
 import PresenceWire
 
 extension ServiceStats {
     /// The service's statistics now: the storage's counters, the service's, and the process's memory.
-    init(storage: any MemoryStorage, statistics: ServiceStatistics) {
+    init(storage: any MemoryStorage, statistics: ServiceStatistics, source: XMPPPresenceSource?) {
         let storageStatistics = storage.statistics
         self.init(
             storage: storage.name, entries: storageStatistics.entries,
@@ -20,6 +21,22 @@ extension ServiceStats {
             feedersConnected: statistics.feedersConnected, connectionsAccepted: statistics.connectionsAccepted,
             stanzasRead: statistics.stanzasRead, updatesApplied: statistics.updatesApplied,
             stanzasIgnored: statistics.stanzasIgnored, presencesRejected: statistics.presencesRejected,
-            streamErrors: statistics.streamErrorCount)
+            streamErrors: statistics.streamErrorCount, source: source.map { SourceReport($0.status) })
+    }
+}
+
+extension SourceReport {
+    init(_ status: XMPPSourceStatus) {
+        self.init(
+            kind: "xmpp", jid: status.jid, server: status.server, connected: status.connected,
+            live: status.connected && status.snapshotComplete, encrypted: status.encrypted,
+            connectedSince: status.connectedSince?.description,
+            disconnectedSince: status.disconnectedSince?.description,
+            connectAttempts: status.connectAttempts, reconnects: status.reconnects, rosterSize: status.rosterSize,
+            presencesReceived: status.presencesReceived, markedOffline: status.markedOffline,
+            lastSnapshotMilliseconds: status.lastSnapshotDuration.map {
+                Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15
+            },
+            lastError: status.lastError)
     }
 }

@@ -2,15 +2,18 @@ import ArgumentParser
 import Foundation
 import Logging
 import PresenceService
+import PresenceSource
 import PresenceStore
 
 /// `presence serve`: the running service.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Consume live stanza streams over TCP and answer presence queries over HTTP.",
+        abstract: "Watch an XMPP server and consume stanza streams over TCP; answer presence queries over HTTP.",
         discussion: """
-            Each feeder connection is one stanza stream (a <stream:stream> header is optional); a stanza is applied \
+            With --xmpp-jid, the service logs in to your XMPP server as a watcher account whose roster holds the \
+            people to watch (a shared roster group), keeps every member's status, marks members without an \
+            available resource offline, and reconnects forever with backoff. Each feeder connection is one stanza stream (a <stream:stream> header is optional); a stanza is applied \
             as soon as its last byte arrives. A feeder that sends malformed or restricted XML or an oversized \
             stanza gets a <stream:error> and is closed. HTTP: GET /v1/presence/{jid}, GET /v1/presence?jid=a&jid=b, \
             GET /v1/stats, GET /metrics, GET /healthz. SIGTERM or SIGINT stop accepting, finish the stanzas in \
@@ -38,6 +41,8 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout: Int = 300
 
     @OptionGroup var pressureOptions: PressureOptions
+
+    @OptionGroup var xmppOptions: XMPPOptions
 
     @OptionGroup var streamOptions: StreamOptions
 
@@ -70,10 +75,26 @@ struct ServeCommand: AsyncParsableCommand {
             feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
             maxConnections: maxConnections,
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder)
+        let store = storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
+        var source: XMPPPresenceSource?
+        if let client = try xmppOptions.configuration() {
+            if xmppOptions.passwordFileIsShared() {
+                logger.warning(
+                    "the XMPP password file can be read by other users; chmod 600 it",
+                    metadata: ["file": "\(xmppOptions.passwordFile ?? "")"])
+            }
+            if client.tls == .off && !client.isLoopback {
+                logger.warning("TLS is off for a remote XMPP server: presence travels unencrypted")
+            }
+            var sourceLogger = logger
+            sourceLogger[metadataKey: "source"] = "xmpp"
+            source = XMPPPresenceSource(
+                configuration: client, storage: store, decoder: streamOptions.decoder, backoff: xmppOptions.backoff,
+                logger: sourceLogger)
+        }
         let server = PresenceServer(
-            configuration: configuration,
-            storage: storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes)),
-            pressureSources: sources, logger: logger)
+            configuration: configuration, storage: store, pressureSources: sources, xmppSource: source,
+            logger: logger)
         try await server.run()
     }
 }

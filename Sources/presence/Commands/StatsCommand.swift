@@ -38,6 +38,27 @@ struct StatsCommand: ParsableCommand {
                 ["updates applied", Format.count(stats.updatesApplied)],
                 ["stream errors", Format.count(stats.streamErrors)],
             ]
+            if let source = stats.source {
+                table.rows += [
+                    ["source", "\(source.kind) \(source.jid) at \(source.server)"],
+                    [
+                        "connected",
+                        source.connected
+                            ? "yes since \(source.connectedSince ?? "?")\(source.encrypted ? ", TLS" : ", no TLS")"
+                                + (source.live ? "" : ", snapshot in progress")
+                            : "no since \(source.disconnectedSince ?? "?"): statuses are as of then",
+                    ],
+                    ["roster members", Format.count(source.rosterSize)],
+                    ["presences received", Format.count(source.presencesReceived)],
+                    [
+                        "reconnects",
+                        "\(Format.count(source.reconnects)) (\(Format.count(source.connectAttempts)) attempts)",
+                    ],
+                ]
+                if let error = source.lastError { table.rows.append(["last error", error]) }
+            } else {
+                table.rows.append(["source", "feed port only"])
+            }
             print(table.render())
         }
     }

@@ -13,6 +13,9 @@ enum QueryText {
             ])
         }
         var text = table.render()
+        if document.results.contains(where: { $0.live == false }) {
+            text += "\nnot live: the service's XMPP connection is down; these are the statuses as of the drop"
+        }
         if let error = document.error {
             text +=
                 "\nstream error: \(error.condition) at \(Format.position(error)): \(error.message); "

@@ -5,7 +5,7 @@ import XMPPStream
 
 /// A member of the test's organisation: a real client session of this package's connection, logged in as one
 /// account and resource, sending what the test tells it to. No keep-alive: it never reads what the server sends.
-final class MemberClient: Sendable {
+package final class MemberClient: Sendable {
     private enum Command: Sendable {
         case send([UInt8], CheckedContinuation<Void, any Error>)
         case close
@@ -15,7 +15,7 @@ final class MemberClient: Sendable {
     private let task: Task<Void, any Error>
 
     /// Logs in; returns once the session is bound.
-    init(_ user: String, password: String, resource: String, server: ProsodyEndpoint) async throws {
+    package init(_ user: String, password: String, resource: String, server: ProsodyEndpoint) async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: Command.self)
         commands = continuation
         let configuration = XMPPClientConfiguration(
@@ -55,26 +55,39 @@ final class MemberClient: Sendable {
     deinit { commands.finish() }
 
     /// Sends an available presence (RFC 6121 §4.7).
-    func available(show: String? = nil, status: String? = nil, priority: Int? = nil) async throws {
+    package func available(show: String? = nil, status: String? = nil, priority: Int? = nil) async throws {
         var writer = XMPPWriter()
         writer.presence(show: show, status: status, priority: priority)
         try await send(writer.bytes)
     }
 
-    func send(_ bytes: [UInt8]) async throws {
+    package func send(_ bytes: [UInt8]) async throws {
         try await withCheckedThrowingContinuation { done in commands.yield(.send(bytes, done)) }
     }
 
     /// Ends the stream politely; the server then tells the member's contacts this resource is unavailable.
-    func logOff() {
+    package func logOff() {
         commands.yield(.close)
         commands.finish()
     }
 }
 
 /// Where a test's Prosody listens.
-struct ProsodyEndpoint: Sendable {
-    var domain: String
-    var port: Int
-    var caFile: String?
+package struct ProsodyEndpoint: Sendable {
+    package var domain: String
+    package var port: Int
+    package var caFile: String?
+
+    package init(domain: String, port: Int, caFile: String? = nil) {
+        self.domain = domain
+        self.port = port
+        self.caFile = caFile
+    }
+}
+
+extension ProsodyServer {
+    /// Where members connect to this server.
+    package var endpoint: ProsodyEndpoint {
+        ProsodyEndpoint(domain: domain, port: port, caFile: certificates?.certificate.path)
+    }
 }

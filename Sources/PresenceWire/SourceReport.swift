@@ -1,0 +1,68 @@
+/// An upstream source of presence in `/v1/stats` (`source`): today an XMPP server the service is logged in to as
+/// a watcher. Says whether what the service shows is live, and since when it is not.
+public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
+    /// `xmpp`.
+    public var kind: String
+    /// The watcher account.
+    public var jid: String
+    /// `host:port` the source connects to.
+    public var server: String
+    public var connected: Bool
+    /// Connected and the roster snapshot complete: every status shown is current.
+    public var live: Bool
+    public var encrypted: Bool
+    /// XEP-0082 UTC times.
+    public var connectedSince: String?
+    public var disconnectedSince: String?
+    public var connectAttempts: Int
+    public var reconnects: Int
+    /// Roster members whose presence the server sends to the watcher.
+    public var rosterSize: Int
+    public var presencesReceived: Int
+    /// Members set offline because a snapshot reported nothing for them.
+    public var markedOffline: Int
+    public var lastSnapshotMilliseconds: Double?
+    public var lastError: String?
+
+    public init(
+        kind: String, jid: String, server: String, connected: Bool, live: Bool, encrypted: Bool,
+        connectedSince: String?, disconnectedSince: String?, connectAttempts: Int, reconnects: Int, rosterSize: Int,
+        presencesReceived: Int, markedOffline: Int, lastSnapshotMilliseconds: Double?, lastError: String?
+    ) {
+        self.kind = kind
+        self.jid = jid
+        self.server = server
+        self.connected = connected
+        self.live = live
+        self.encrypted = encrypted
+        self.connectedSince = connectedSince
+        self.disconnectedSince = disconnectedSince
+        self.connectAttempts = connectAttempts
+        self.reconnects = reconnects
+        self.rosterSize = rosterSize
+        self.presencesReceived = presencesReceived
+        self.markedOffline = markedOffline
+        self.lastSnapshotMilliseconds = lastSnapshotMilliseconds
+        self.lastError = lastError
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("connectAttempts"); writer.int(connectAttempts)
+            writer.key("connected"); writer.bool(connected)
+            writer.key("connectedSince"); writer.string(connectedSince)
+            writer.key("disconnectedSince"); writer.string(disconnectedSince)
+            writer.key("encrypted"); writer.bool(encrypted)
+            writer.key("jid"); writer.string(jid)
+            writer.key("kind"); writer.string(kind)
+            writer.key("lastError"); writer.string(lastError)
+            writer.key("lastSnapshotMilliseconds"); writer.double(lastSnapshotMilliseconds)
+            writer.key("live"); writer.bool(live)
+            writer.key("markedOffline"); writer.int(markedOffline)
+            writer.key("presencesReceived"); writer.int(presencesReceived)
+            writer.key("reconnects"); writer.int(reconnects)
+            writer.key("rosterSize"); writer.int(rosterSize)
+            writer.key("server"); writer.string(server)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import PresenceModel
+import XMPPClient
+
+extension TLSPolicy: ExpressibleByArgument {}
+
+/// The XMPP server `presence serve` watches: the watcher account and how to reach it. The password only ever
+/// comes from a file.
+struct XMPPOptions: ParsableArguments {
+    @Option(
+        name: .customLong("xmpp-jid"),
+        help: "Watcher account on your XMPP server, e.g. watcher@corp.example; its roster holds the people to watch.")
+    var jid: String?
+
+    @Option(
+        name: .customLong("xmpp-password-file"),
+        help: "File whose first line is the watcher's password (never given on the command line).")
+    var passwordFile: String?
+
+    @Option(name: .customLong("xmpp-host"), help: "Server host (default: the JID's domain).")
+    var host: String?
+
+    @Option(name: .customLong("xmpp-port"), help: "Server port (default 5222).")
+    var port: Int = XMPPClientConfiguration.defaultPort
+
+    @Option(
+        name: .customLong("xmpp-tls"),
+        help: "required, if-offered or off (default required; if-offered on a loopback address).")
+    var tls: TLSPolicy?
+
+    @Option(
+        name: .customLong("xmpp-ca-file"),
+        help: "PEM file of the certificate authorities to trust instead of the system's (for a private CA).")
+    var caFile: String?
+
+    @Option(name: .customLong("xmpp-resource"), help: "Resource to bind (default presence-store).")
+    var resource: String = "presence-store"
+
+    @Option(
+        name: .customLong("xmpp-keepalive"), help: "Seconds of server silence before a ping (default 60).")
+    var keepAliveSeconds: Int = Int(KeepAlive.defaultInterval.components.seconds)
+
+    @Option(
+        name: .customLong("xmpp-dead-timeout"),
+        help: "Further seconds without any answer before the connection is closed as dead (default 30).")
+    var deadTimeoutSeconds: Int = Int(KeepAlive.defaultTimeout.components.seconds)
+
+    @Option(
+        name: .customLong("xmpp-reconnect-max"),
+        help: "Longest wait between reconnection attempts, in seconds (default 60; the first wait is 1 s).")
+    var reconnectMaxSeconds: Int = Int(ReconnectBackoff.defaultMaximum.components.seconds)
+
+    func validate() throws {
+        guard let jid else {
+            if passwordFile != nil || host != nil || caFile != nil {
+                throw ValidationError("the --xmpp-* options need --xmpp-jid")
+            }
+            return
+        }
+        let account: BareJID
+        do { account = try BareJID(jid) } catch {
+            throw ValidationError("--xmpp-jid '\(jid)' is not a bare JID: \(error)")
+        }
+        guard account.localpart != nil else { throw ValidationError("--xmpp-jid needs a user part: user@domain") }
+        guard passwordFile != nil else { throw ValidationError("--xmpp-jid needs --xmpp-password-file") }
+        guard (1 ... 65535).contains(port) else { throw ValidationError("--xmpp-port must be 1...65535") }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw ValidationError("--xmpp-ca-file \(caFile) cannot be read")
+        }
+        guard keepAliveSeconds >= 1, deadTimeoutSeconds >= 1, reconnectMaxSeconds >= 1 else {
+            throw ValidationError("--xmpp-keepalive, --xmpp-dead-timeout and --xmpp-reconnect-max must be at least 1")
+        }
+    }
+
+    /// The client configuration, with the password read from its file; nil when no XMPP server is asked for.
+    func configuration() throws -> XMPPClientConfiguration? {
+        guard let jid, let passwordFile else { return nil }
+        let password: String
+        do {
+            let contents = try String(contentsOfFile: passwordFile, encoding: .utf8)
+            password = String(
+                contents.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            )
+            .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+        } catch {
+            throw ValidationError("--xmpp-password-file \(passwordFile) cannot be read: \(error.localizedDescription)")
+        }
+        guard !password.isEmpty else { throw ValidationError("--xmpp-password-file \(passwordFile) is empty") }
+        return XMPPClientConfiguration(
+            account: try BareJID(jid), password: password, resource: resource, host: host, port: port, tls: tls,
+            trustedCertificatesFile: caFile,
+            keepAlive: KeepAlive(interval: .seconds(keepAliveSeconds), timeout: .seconds(deadTimeoutSeconds)))
+    }
+
+    var backoff: ReconnectBackoff {
+        ReconnectBackoff(maximum: .seconds(reconnectMaxSeconds))
+    }
+
+    /// Whether the password file can be read by others than its owner (worth a warning, as ssh gives).
+    func passwordFileIsShared() -> Bool {
+        guard let passwordFile,
+            let permissions = try? FileManager.default.attributesOfItem(atPath: passwordFile)[.posixPermissions] as? Int
+        else { return false }
+        return permissions & 0o077 != 0
+    }
+}
