@@ -61,6 +61,18 @@ let package = Package(
             ],
             path: "Benchmarks/ServiceLoad"
         ),
+        // The XMPP source against a real Prosody: roster snapshot time for N members and sustained changes/s.
+        .executableTarget(
+            name: "XMPPSourceLoad",
+            dependencies: [
+                .product(name: "PresenceSource", package: "PresenceStore"),
+                .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "XMPPClient", package: "PresenceStore"),
+                .product(name: "XMPPStream", package: "PresenceStore"),
+                .product(name: "PresenceModel", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/XMPPSourceLoad"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -177,7 +177,7 @@ struct XMPPConnectionTests {
 struct ReconnectBackoffTests {
     @Test func delaysGrowExponentiallyWithJitterUpToTheMaximum() {
         var backoff = ReconnectBackoff(initial: .seconds(1), maximum: .seconds(8))
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(state: 42)
         let steps: [Duration] = [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(8)]
         for step in steps {
             let delay = backoff.nextDelay(using: &generator)
@@ -200,5 +200,18 @@ struct ReconnectBackoffTests {
             return backoff.nextDelay()
         }
         #expect(Set(delays).count > 40)
+    }
+}
+
+/// A deterministic generator (SplitMix64) for the jitter bounds.
+private struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -24,14 +24,22 @@ public struct ReconnectBackoff: Sendable, Hashable {
 
     /// The wait before the next attempt after a failure.
     public mutating func nextDelay(permanentFailure: Bool = false) -> Duration {
-        var generator = SystemRandomNumberGenerator()
-        return nextDelay(permanentFailure: permanentFailure, using: &generator)
+        // Not the generic version with a `SystemRandomNumberGenerator`: ThreadSanitizer crashes on an inout
+        // access to that zero-sized value (Swift 6.3), and `Double.random(in:)` uses the same generator.
+        let current = advance(permanentFailure: permanentFailure)
+        return current / 2 + (current / 2) * Double.random(in: 0 ... 1)
     }
 
     /// The wait before the next attempt, with the jitter drawn from `generator`.
     public mutating func nextDelay(
         permanentFailure: Bool = false, using generator: inout some RandomNumberGenerator
     ) -> Duration {
+        let current = advance(permanentFailure: permanentFailure)
+        return current / 2 + (current / 2) * Double.random(in: 0 ... 1, using: &generator)
+    }
+
+    /// The next step of the exponential sequence.
+    private mutating func advance(permanentFailure: Bool) -> Duration {
         let current: Duration
         if permanentFailure {
             current = maximum
@@ -41,6 +49,6 @@ public struct ReconnectBackoff: Sendable, Hashable {
             current = initial
         }
         step = current
-        return current / 2 + (current / 2) * Double.random(in: 0 ... 1, using: &generator)
+        return current
     }
 }

@@ -1,0 +1,230 @@
+// The XMPP source against a real Prosody on loopback: how long the watcher takes to know everyone's status
+// (the roster snapshot) for N members, and how many presence changes per second it applies while members keep
+// changing, next to what Prosody itself routes on the same machine.
+//
+//   swift run --package-path Benchmarks -c release XMPPSourceLoad [members] [changers] [seconds]
+//
+// Members are real client sessions of this package's connection (SCRAM over loopback, one per account); the
+// watcher is `XMPPPresenceSource` with a dictionary storage, as `presence serve --xmpp-jid` runs it. Each member
+// shares one `mod_groups` group with the watcher only, so the watcher's roster holds every member and no member
+// sees the others (a single group of N would make Prosody broadcast N² presences at login).
+import Foundation
+import PresenceModel
+import PresenceSource
+import PresenceStore
+import Synchronization
+import XMPPClient
+import XMPPStream
+
+let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+let memberCount = arguments.first ?? 1000
+let changerCount = min(arguments.dropFirst().first ?? 100, memberCount)
+let seconds = arguments.dropFirst(2).first ?? 10
+let domain = "example.test"
+
+// MARK: A Prosody of our own
+
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("xmpp-load-\(UUID().uuidString)")
+let accounts = directory.appendingPathComponent("data/example%2etest/accounts")
+try FileManager.default.createDirectory(at: accounts, withIntermediateDirectories: true)
+func member(_ index: Int) -> String { String(format: "m%05d", index) }
+// internal_plain accounts written directly: registering 10,000 accounts through prosodyctl takes minutes.
+for name in (0 ..< memberCount).map(member) + ["watcher"] {
+    try "return { [\"password\"] = \"pw\"; };\n".write(
+        to: accounts.appendingPathComponent("\(name).dat"), atomically: false, encoding: .utf8)
+}
+var groups = ""
+for index in 0 ..< memberCount { groups += "[g\(index)]\nwatcher@\(domain)\n\(member(index))@\(domain)\n" }
+try groups.write(to: directory.appendingPathComponent("groups.txt"), atomically: false, encoding: .utf8)
+let port = 20_000 + Int.random(in: 0 ..< 20_000)
+try """
+run_as_root = true
+pidfile = "\(directory.path)/prosody.pid"
+data_path = "\(directory.path)/data"
+network_backend = "epoll"
+modules_enabled = { "roster"; "saslauth"; "disco"; "ping"; "groups" }
+modules_disabled = { "s2s" }
+c2s_ports = { \(port) }
+c2s_interfaces = { "127.0.0.1" }
+s2s_ports = { }
+http_ports = { }
+https_ports = { }
+legacy_ssl_ports = { }
+c2s_direct_tls_ports = { }
+authentication = "internal_plain"
+c2s_require_encryption = false
+groups_file = "\(directory.path)/groups.txt"
+log = { warn = "\(directory.path)/prosody.log" }
+VirtualHost "\(domain)"
+""".write(to: directory.appendingPathComponent("prosody.cfg.lua"), atomically: false, encoding: .utf8)
+let prosody = Process()
+prosody.executableURL = URL(fileURLWithPath: "/usr/bin/prosody")
+prosody.arguments = ["--config", directory.appendingPathComponent("prosody.cfg.lua").path, "-F"]
+prosody.standardOutput = FileHandle.nullDevice
+prosody.standardError = FileHandle.nullDevice
+try prosody.run()
+defer {
+    kill(prosody.processIdentifier, SIGKILL)
+    try? FileManager.default.removeItem(at: directory)
+}
+try await Task.sleep(for: .seconds(2))
+
+/// CPU seconds Prosody has used so far (utime + stime from /proc).
+func prosodyCPUSeconds() -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(prosody.processIdentifier)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    return (Double(fields[11]) ?? 0) / 100 + (Double(fields[12]) ?? 0) / 100
+}
+
+func ownCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+        + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+// MARK: Members
+
+/// Lets waiting tasks through once opened.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                if state.open { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
+
+let loggedIn = Atomic<Int>(0)
+let loginFailures = Atomic<Int>(0)
+let sent = Atomic<Int>(0)
+let changeGate = Gate()
+let stopChanging = Atomic<Bool>(false)
+let endGate = Gate()
+let shows = ["away", "chat", "dnd", "xa"]
+
+func runMember(_ index: Int) async {
+    let configuration = XMPPClientConfiguration(
+        account: try! BareJID("\(member(index))@\(domain)"), password: "pw", resource: "load", host: "127.0.0.1",
+        port: port, tls: .off, keepAlive: nil)
+    do {
+        try await XMPPConnection.withSession(configuration) { session in
+            var writer = XMPPWriter()
+            writer.presence(show: shows[index % 4], status: "Member \(index) at work", priority: 1)
+            try await session.send(writer.bytes)
+            loggedIn.add(1, ordering: .relaxed)
+            guard index < changerCount else {
+                await endGate.wait()
+                return
+            }
+            await changeGate.wait()
+            var round = 0
+            while !stopChanging.load(ordering: .relaxed) {
+                round += 1
+                var writer = XMPPWriter()
+                for step in 0 ..< 8 {
+                    writer.presence(show: shows[(round + step) % 4], status: "Change \(round).\(step)", priority: 1)
+                }
+                try await session.send(writer.bytes)
+                sent.add(8, ordering: .relaxed)
+            }
+            await endGate.wait()
+        }
+    } catch {
+        loginFailures.add(1, ordering: .relaxed)
+        if loginFailures.load(ordering: .relaxed) <= 3 { print("member \(index): \(error)") }
+    }
+}
+
+let loginStart = ContinuousClock.now
+let memberTasks = Task {
+    await withTaskGroup(of: Void.self) { group in
+        // Logins in waves of 64, as a real organisation's morning is spread out.
+        var next = 0
+        while next < memberCount {
+            let wave = min(64, memberCount - next)
+            for index in next ..< next + wave { group.addTask { await runMember(index) } }
+            next += wave
+            while loggedIn.load(ordering: .relaxed) + loginFailures.load(ordering: .relaxed) < next {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        await group.waitForAll()
+    }
+}
+while loggedIn.load(ordering: .relaxed) + loginFailures.load(ordering: .relaxed) < memberCount {
+    try await Task.sleep(for: .milliseconds(50))
+}
+let loginTime = ContinuousClock.now - loginStart
+print("members logged in: \(loggedIn.load(ordering: .relaxed)) of \(memberCount) in \(loginTime)")
+
+// MARK: The watcher's snapshot
+
+let storage = DictionaryMemoryStorage()
+let source = XMPPPresenceSource(
+    configuration: XMPPClientConfiguration(
+        account: try BareJID("watcher@\(domain)"), password: "pw", resource: "presence", host: "127.0.0.1", port: port,
+        tls: .off),
+    storage: storage)
+let watchStart = ContinuousClock.now
+let sourceTask = Task { await source.run() }
+while !source.status.snapshotComplete { try await Task.sleep(for: .milliseconds(2)) }
+let watchTime = ContinuousClock.now - watchStart
+let available = storage.keys.filter { storage.get($0)?.status?.isAvailable == true }.count
+print(
+    "snapshot: roster \(source.status.rosterSize), \(available) available in storage; "
+        + "login to complete snapshot \(watchTime), initial presence to complete snapshot "
+        + "\(source.status.lastSnapshotDuration ?? .zero)")
+
+// MARK: Sustained changes
+
+let receivedBefore = source.status.presencesReceived
+let prosodyBefore = prosodyCPUSeconds()
+let ownBefore = ownCPUSeconds()
+let changeStart = ContinuousClock.now
+changeGate.open()
+try await Task.sleep(for: .seconds(seconds))
+let received = source.status.presencesReceived - receivedBefore
+let sentInWindow = sent.load(ordering: .relaxed)
+let window = ContinuousClock.now - changeStart
+let windowSeconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
+let prosodyCPU = prosodyCPUSeconds() - prosodyBefore
+let ownCPU = ownCPUSeconds() - ownBefore
+stopChanging.store(true, ordering: .relaxed)
+// Drain: everything the members sent must reach the storage.
+let drainStart = ContinuousClock.now
+var lastSeen = -1
+while source.status.presencesReceived - receivedBefore < sent.load(ordering: .relaxed),
+    ContinuousClock.now - drainStart < .seconds(120)
+{
+    let now = source.status.presencesReceived
+    if now == lastSeen { try await Task.sleep(for: .milliseconds(200)) } else { lastSeen = now }
+    try await Task.sleep(for: .milliseconds(20))
+}
+let totalSent = sent.load(ordering: .relaxed)
+let totalReceived = source.status.presencesReceived - receivedBefore
+print(
+    String(
+        format: "sustained: %d changers for %.1f s: members sent %.0f/s, watcher applied %.0f/s; "
+            + "Prosody CPU %.0f%% of one core, this process (members + watcher) %.0f%%",
+        changerCount, windowSeconds, Double(sentInWindow) / windowSeconds, Double(received) / windowSeconds,
+        prosodyCPU / windowSeconds * 100, ownCPU / windowSeconds * 100))
+print("after draining: sent \(totalSent), applied \(totalReceived), lost \(totalSent - totalReceived)")
+endGate.open()
+sourceTask.cancel()
+memberTasks.cancel()
