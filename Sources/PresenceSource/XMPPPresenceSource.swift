@@ -94,15 +94,16 @@ public final class XMPPPresenceSource: Sendable {
             } catch {
                 failure = .transport("\(error)")
             }
+            let stopping = Task.isCancelled
             let wasConnected = state.withLock { state in
                 let was = state.connected
                 state.connected = false
                 state.snapshotComplete = false
                 if was || state.disconnectedSince == nil { state.disconnectedSince = clock() }
-                state.lastError = failure.description
+                if !stopping { state.lastError = failure.description }
                 return was
             }
-            if Task.isCancelled { break }
+            if stopping { break }
             let delay = backoff.nextDelay(permanentFailure: failure.isPermanent)
             let metadata: Logger.Metadata = [
                 "error": "\(failure)", "retryIn": "\(delay.formatted(.units(allowed: [.seconds, .milliseconds])))",
@@ -165,7 +166,8 @@ public final class XMPPPresenceSource: Sendable {
                 snapshotID = try await beginBarrier(for: watchedMembers(roster))
             case .result, .error:
                 guard let done = barrier.complete(id: iq.id) else { continue }
-                let offline = reconcile(done.members, seen: done.seen)
+                let offline = SnapshotReconciliation.apply(
+                    members: done.members, reported: done.seen, to: storage, at: clock())
                 if iq.id == snapshotID, let snapshotStarted {
                     let duration = ContinuousClock.now - snapshotStarted
                     state.withLock { state in
@@ -237,30 +239,5 @@ public final class XMPPPresenceSource: Sendable {
         let watched = watchedMembers(roster).count
         state.withLock { $0.rosterSize = watched }
         return added
-    }
-
-    /// Makes the storage agree with a completed snapshot: a member with no resource reported is offline, and a
-    /// stored resource the server did not report is gone. Returns how many members were set offline.
-    private func reconcile(_ members: Set<BareJID>, seen: [BareJID: Set<String>]) -> Int {
-        var offline = 0
-        let now = clock()
-        for member in members {
-            let reported = seen[member] ?? []
-            let stored = storage.lookup(member)
-            if reported.isEmpty {
-                if case .present(let presence) = stored, presence.status?.isAvailable == false { continue }
-                storage.apply(
-                    PresenceUpdate(from: JID(bare: member, resource: nil), availability: .unavailable), receivedAt: now)
-                offline += 1
-            } else if case .present(let presence) = stored {
-                // A resource-less presence cannot be withdrawn alone: an unavailable from the bare JID ends them all.
-                for resource in presence.availableResources
-                where !resource.resource.isEmpty && !reported.contains(resource.resource) {
-                    let jid = JID(bare: member, resource: resource.resource)
-                    storage.apply(PresenceUpdate(from: jid, availability: .unavailable), receivedAt: now)
-                }
-            }
-        }
-        return offline
     }
 }

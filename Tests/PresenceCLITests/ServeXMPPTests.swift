@@ -75,6 +75,28 @@ struct ServeXMPPTests {
         _ = alice
     }
 
+    @Test func aServerWithAPrivateCAIsWatchedOverVerifiedTLS() async throws {
+        let server = try ProsodyServer(
+            accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]],
+            tls: true)
+        defer { server.stop() }
+        let alice = try await MemberClient("alice", password: "a", resource: "laptop", server: server.endpoint)
+        try await alice.available(status: "Encrypted all the way")
+        let service = try RunningServer([
+            "--xmpp-jid", "watcher@\(server.domain)", "--xmpp-password-file", try passwordFile(in: server.directory),
+            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port), "--xmpp-tls", "required",
+            "--xmpp-ca-file", try #require(server.certificates).certificate.path,
+        ])
+        defer { _ = service.stop() }
+        #expect(
+            try await eventually { try query("alice@example.test", port: service.httpPort)?["live"] as? Bool == true })
+        #expect(
+            try query("alice@example.test", port: service.httpPort)?["status"] as? String == "Encrypted all the way")
+        let source = try #require(try stats(port: service.httpPort)?["source"] as? [String: Any])
+        #expect(source["encrypted"] as? Bool == true)
+        _ = alice
+    }
+
     @Test func anXMPPAccountWithoutAPasswordFileIsRefusedBeforeStarting() throws {
         let result = try CLI.run(["serve", "--xmpp-jid", "watcher@example.test", "--http", "127.0.0.1:0"])
         #expect(result.status == 64)

@@ -122,7 +122,8 @@ private struct Negotiation {
     /// Sends a stream header and reads the server's header and features.
     private func openStream() async throws(XMPPClientError) -> StreamFeatures {
         var writer = XMPPWriter()
-        writer.openStream(to: domain, from: configuration.account.rawValue)
+        // RFC 6120 §4.7.1: the account is named in the header only once the stream is encrypted.
+        writer.openStream(to: domain, from: encrypted ? configuration.account.rawValue : nil)
         try await send(writer.bytes)
         _ = try await reader.expectStreamHeader()
         return try StreamFeatures(try await nextStanza())
