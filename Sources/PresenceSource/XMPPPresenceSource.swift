@@ -71,7 +71,6 @@ public final class XMPPPresenceSource: Sendable {
             do {
                 try await XMPPConnection.withSession(configuration, logger: logger) { session in
                     sessions += 1
-                    backoff.reset()
                     let isReconnect = sessions > 1
                     state.withLock { state in
                         state.connected = true
@@ -95,15 +94,18 @@ public final class XMPPPresenceSource: Sendable {
                 failure = .transport("\(error)")
             }
             let stopping = Task.isCancelled
-            let wasConnected = state.withLock { state in
-                let was = state.connected
+            let (wasConnected, wasLive) = state.withLock { state in
+                let was = (state.connected, state.connected && state.snapshotComplete)
                 state.connected = false
                 state.snapshotComplete = false
-                if was || state.disconnectedSince == nil { state.disconnectedSince = clock() }
+                if was.0 || state.disconnectedSince == nil { state.disconnectedSince = clock() }
                 if !stopping { state.lastError = failure.description }
                 return was
             }
             if stopping { break }
+            // Only a session that got as far as a complete snapshot starts the delays over: one that logs in and
+            // then fails the same way every time (a roster over the stanza limit) must not retry every second.
+            if wasLive { backoff.reset() }
             let delay = backoff.nextDelay(permanentFailure: failure.isPermanent)
             let metadata: Logger.Metadata = [
                 "error": "\(failure)", "retryIn": "\(delay.formatted(.units(allowed: [.seconds, .milliseconds])))",

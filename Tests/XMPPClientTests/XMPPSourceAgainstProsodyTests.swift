@@ -17,10 +17,14 @@ private final class Organisation: Sendable {
     let source: XMPPPresenceSource
     private let task = Locked<Task<Void, Never>?>(nil)
 
-    init(members: [String], outsiders: [String] = [], watcherPassword: String = Organisation.password) throws {
+    /// - Parameter rosterOnly: more people in the group who have no account (nobody logs in as them).
+    init(
+        members: [String], outsiders: [String] = [], rosterOnly: [String] = [],
+        watcherPassword: String = Organisation.password
+    ) throws {
         var accounts = Dictionary(uniqueKeysWithValues: (members + outsiders).map { ($0, Organisation.password) })
         accounts["watcher"] = Organisation.password
-        server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members])
+        server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
         storage = DictionaryMemoryStorage()
         source = XMPPPresenceSource(
             configuration: XMPPClientConfiguration(
@@ -179,6 +183,21 @@ struct XMPPSourceAgainstProsodyTests {
         #expect(organisation.shown("alice")?.details.status == "After")
         #expect(organisation.source.status.reconnects == 1)
         _ = (alice, alicePhone, bob, aliceAgain)
+    }
+
+    @Test func aRosterFarLargerThanAFeedStanzaIsReadAndEveryoneInItIsKnown() async throws {
+        // 3,000 items: about 190 KB and 3,000 elements in one roster result, over the feed port's 1,024 elements.
+        let people = (0 ..< 3000).map { String(format: "person%04d", $0) }
+        let organisation = try Organisation(members: ["alice"], rosterOnly: people)
+        defer { organisation.stop() }
+        let alice = try await organisation.member("alice")
+        try await alice.available(status: "Here")
+        organisation.startWatching()
+        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.snapshotComplete })
+        #expect(organisation.source.status.rosterSize == 3001)
+        #expect(organisation.state(of: "alice") == .available)
+        #expect(people.allSatisfy { organisation.state(of: $0) == .offline })
+        _ = alice
     }
 
     @Test func aWrongPasswordIsAClearErrorAndNotARetryStorm() async throws {

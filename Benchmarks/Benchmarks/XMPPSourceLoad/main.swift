@@ -80,7 +80,7 @@ func prosodyCPUSeconds() -> Double {
 
 func ownCPUSeconds() -> Double {
     var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
     return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
         + Double(usage.ru_stime.tv_usec) / 1e6
 }

@@ -82,6 +82,18 @@ final class StanzaReader {
         }
     }
 
+    /// Why a write failed: a write usually fails because the connection already closed for a reason the inbound
+    /// side carries (a TLS handshake failure, a stream error), and that reason is the one worth reporting.
+    func explainWriteFailure(_ writeError: any Error) async -> XMPPClientError {
+        if let reason = closeReason.withLockedValue({ $0 }) { return reason }
+        do {
+            while true { _ = try await next() }
+        } catch {
+            if case .closed = error { return .connectionError(writeError) }
+            return error
+        }
+    }
+
     /// The header of a (re)started stream.
     func expectStreamHeader() async throws(XMPPClientError) -> StreamHeader {
         guard case .streamOpened(let header) = try await next() else {

@@ -26,6 +26,20 @@ public struct XMPPClientConfiguration: Sendable {
     public var streamLimits: XMPPStreamLimits
 
     public static let defaultPort = 5222
+    /// The largest stanza a server may send: a roster result holds every contact (about 60 bytes and two elements
+    /// each), so the feed port's 256 KiB would stop a watcher at a few thousand members. 32 MiB holds a roster of
+    /// about half a million.
+    public static let defaultMaxStanzaBytes = 32 * 1024 * 1024
+
+    /// The limits for a server's stream, from the largest stanza allowed: elements as the feed port's depth, and
+    /// at most one element per 16 bytes.
+    public static func streamLimits(maxStanzaBytes: Int) -> XMPPStreamLimits {
+        XMPPStreamLimits(
+            maxStanzaBytes: maxStanzaBytes, maxElementDepth: XMPPStreamLimits.defaultMaxElementDepth,
+            maxChildElements: max(XMPPStreamLimits.defaultMaxChildElements, maxStanzaBytes / 16))
+    }
+
+    public static let defaultStreamLimits = streamLimits(maxStanzaBytes: defaultMaxStanzaBytes)
     public static let defaultConnectTimeout: Duration = .seconds(10)
     public static let defaultNegotiationTimeout: Duration = .seconds(30)
 
@@ -33,7 +47,8 @@ public struct XMPPClientConfiguration: Sendable {
         account: BareJID, password: String, resource: String? = nil, host: String? = nil,
         port: Int = defaultPort, tls: TLSPolicy? = nil, trustedCertificatesFile: String? = nil,
         connectTimeout: Duration = defaultConnectTimeout, negotiationTimeout: Duration = defaultNegotiationTimeout,
-        keepAlive: KeepAlive? = KeepAlive(), streamLimits: XMPPStreamLimits = XMPPStreamLimits()
+        keepAlive: KeepAlive? = KeepAlive(),
+        streamLimits: XMPPStreamLimits = XMPPClientConfiguration.defaultStreamLimits
     ) {
         self.account = account
         self.password = password

@@ -183,7 +183,7 @@ private struct Negotiation {
 
     private func send(_ bytes: [UInt8]) async throws(XMPPClientError) {
         do { try await outbound.write(ByteBuffer(bytes: bytes)) } catch {
-            throw reader.closeReason.withLockedValue { $0 } ?? .connectionError(error)
+            throw await reader.explainWriteFailure(error)
         }
     }
 

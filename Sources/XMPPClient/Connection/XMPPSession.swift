@@ -38,7 +38,7 @@ public final class XMPPSession {
     /// Sends one or more complete stanzas.
     public func send(_ bytes: [UInt8]) async throws(XMPPClientError) {
         do { try await outbound.write(ByteBuffer(bytes: bytes)) } catch {
-            throw reader.closeReason.withLockedValue { $0 } ?? .connectionError(error)
+            throw await reader.explainWriteFailure(error)
         }
     }
 

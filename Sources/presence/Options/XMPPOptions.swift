@@ -51,6 +51,11 @@ struct XMPPOptions: ParsableArguments {
         help: "Longest wait between reconnection attempts, in seconds (default 60; the first wait is 1 s).")
     var reconnectMaxSeconds: Int = Int(ReconnectBackoff.defaultMaximum.components.seconds)
 
+    @Option(
+        name: .customLong("xmpp-max-stanza-bytes"),
+        help: "Largest stanza accepted from the XMPP server, e.g. the roster (default 32MiB).")
+    var maxStanzaBytes: ByteSize = ByteSize(bytes: XMPPClientConfiguration.defaultMaxStanzaBytes)
+
     func validate() throws {
         guard let jid else {
             if passwordFile != nil || host != nil || caFile != nil {
@@ -67,6 +72,9 @@ struct XMPPOptions: ParsableArguments {
         guard (1 ... 65535).contains(port) else { throw ValidationError("--xmpp-port must be 1...65535") }
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw ValidationError("--xmpp-ca-file \(caFile) cannot be read")
+        }
+        guard maxStanzaBytes.bytes >= 4096 else {
+            throw ValidationError("--xmpp-max-stanza-bytes must be at least 4KiB")
         }
         guard keepAliveSeconds >= 1, deadTimeoutSeconds >= 1, reconnectMaxSeconds >= 1 else {
             throw ValidationError("--xmpp-keepalive, --xmpp-dead-timeout and --xmpp-reconnect-max must be at least 1")
@@ -90,7 +98,8 @@ struct XMPPOptions: ParsableArguments {
         return XMPPClientConfiguration(
             account: try BareJID(jid), password: password, resource: resource, host: host, port: port, tls: tls,
             trustedCertificatesFile: caFile,
-            keepAlive: KeepAlive(interval: .seconds(keepAliveSeconds), timeout: .seconds(deadTimeoutSeconds)))
+            keepAlive: KeepAlive(interval: .seconds(keepAliveSeconds), timeout: .seconds(deadTimeoutSeconds)),
+            streamLimits: XMPPClientConfiguration.streamLimits(maxStanzaBytes: maxStanzaBytes.bytes))
     }
 
     var backoff: ReconnectBackoff {
