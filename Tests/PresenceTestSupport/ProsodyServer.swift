@@ -172,14 +172,7 @@ package final class ProsodyServer: @unchecked Sendable {
     }
 
     private static func prosodyctl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/prosodyctl")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard try Tool.run("/usr/bin/prosodyctl", arguments) == 0 else {
             throw Failure(description: "prosodyctl \(arguments.dropFirst(2).joined(separator: " ")) failed")
         }
     }

@@ -31,14 +31,7 @@ package struct TestCertificateAuthority: Sendable {
     }
 
     private static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard try Tool.run("/usr/bin/openssl", arguments) == 0 else {
             throw ProsodyServer.Failure(description: "openssl \(arguments.first ?? "") failed")
         }
     }

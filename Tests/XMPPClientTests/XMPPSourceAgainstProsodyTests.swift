@@ -214,7 +214,7 @@ struct XMPPSourceAgainstProsodyTests {
 
     @Test func anIndependentClientsPresenceIsSeen() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
-            (try? runPython(["-c", "import slixmpp"])) == 0
+            (try? Tool.run("/usr/bin/python3", ["-c", "import slixmpp"])) == 0
         else {
             Issue.record("python3-slixmpp is not installed (apt-get install python3-slixmpp; .ci/run does)")
             return
@@ -242,15 +242,4 @@ struct XMPPSourceAgainstProsodyTests {
         try input.fileHandleForWriting.close()
         #expect(try await eventually(timeout: .seconds(20)) { organisation.state(of: "frank") == .offline })
     }
-}
-
-private func runPython(_ arguments: [String]) throws -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return process.terminationStatus
 }

@@ -16,6 +16,7 @@ import Synchronization
 import XMPPClient
 import XMPPStream
 
+setvbuf(stdout, nil, _IOLBF, 0)  // one line at a time, also into a pipe
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let memberCount = arguments.first ?? 1000
 let changerCount = min(arguments.dropFirst().first ?? 100, memberCount)
@@ -63,10 +64,6 @@ prosody.arguments = ["--config", directory.appendingPathComponent("prosody.cfg.l
 prosody.standardOutput = FileHandle.nullDevice
 prosody.standardError = FileHandle.nullDevice
 try prosody.run()
-defer {
-    kill(prosody.processIdentifier, SIGKILL)
-    try? FileManager.default.removeItem(at: directory)
-}
 try await Task.sleep(for: .seconds(2))
 
 /// CPU seconds Prosody has used so far (utime + stime from /proc).
@@ -115,6 +112,10 @@ let loginFailures = Atomic<Int>(0)
 let sent = Atomic<Int>(0)
 let changeGate = Gate()
 let stopChanging = Atomic<Bool>(false)
+/// Each changer's pause between two presences, in nanoseconds: changers × (1 s / pause) is the offered rate.
+let changeInterval = Atomic<Int>(1_000_000_000)
+let ending = Atomic<Bool>(false)
+let paused = Atomic<Bool>(false)
 let endGate = Gate()
 let shows = ["away", "chat", "dnd", "xa"]
 
@@ -134,18 +135,26 @@ func runMember(_ index: Int) async {
             }
             await changeGate.wait()
             var round = 0
+            var next = ContinuousClock.now
             while !stopChanging.load(ordering: .relaxed) {
+                if paused.load(ordering: .relaxed) {
+                    try await Task.sleep(for: .milliseconds(10))
+                    next = .now
+                    continue
+                }
                 round += 1
                 var writer = XMPPWriter()
-                for step in 0 ..< 8 {
-                    writer.presence(show: shows[(round + step) % 4], status: "Change \(round).\(step)", priority: 1)
-                }
+                writer.presence(show: shows[round % 4], status: "Change \(round)", priority: 1)
                 try await session.send(writer.bytes)
-                sent.add(8, ordering: .relaxed)
+                sent.add(1, ordering: .relaxed)
+                next += .nanoseconds(changeInterval.load(ordering: .relaxed))
+                if next < .now { next = .now }
+                try await Task.sleep(until: next)
             }
             await endGate.wait()
         }
     } catch {
+        guard !ending.load(ordering: .relaxed) else { return }
         loginFailures.add(1, ordering: .relaxed)
         if loginFailures.load(ordering: .relaxed) <= 3 { print("member \(index): \(error)") }
     }
@@ -191,40 +200,62 @@ print(
         + "login to complete snapshot \(watchTime), initial presence to complete snapshot "
         + "\(source.status.lastSnapshotDuration ?? .zero)")
 
-// MARK: Sustained changes
+// MARK: Sustained changes, at rising offered rates
 
-let receivedBefore = source.status.presencesReceived
-let prosodyBefore = prosodyCPUSeconds()
-let ownBefore = ownCPUSeconds()
-let changeStart = ContinuousClock.now
-changeGate.open()
-try await Task.sleep(for: .seconds(seconds))
-let received = source.status.presencesReceived - receivedBefore
-let sentInWindow = sent.load(ordering: .relaxed)
-let window = ContinuousClock.now - changeStart
-let windowSeconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
-let prosodyCPU = prosodyCPUSeconds() - prosodyBefore
-let ownCPU = ownCPUSeconds() - ownBefore
-stopChanging.store(true, ordering: .relaxed)
-// Drain: everything the members sent must reach the storage.
-let drainStart = ContinuousClock.now
-var lastSeen = -1
-while source.status.presencesReceived - receivedBefore < sent.load(ordering: .relaxed),
-    ContinuousClock.now - drainStart < .seconds(120)
-{
-    let now = source.status.presencesReceived
-    if now == lastSeen { try await Task.sleep(for: .milliseconds(200)) } else { lastSeen = now }
-    try await Task.sleep(for: .milliseconds(20))
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
+
+/// Changes applied since the snapshot (the snapshot's own presences are not changes).
+let snapshotPresences = source.status.presencesReceived
+func appliedChanges() -> Int { source.status.presencesReceived - snapshotPresences }
+
+print("offered/s  sent/s  applied/s  backlog  drained in  Prosody CPU  this process CPU")
+changeGate.open()
+for rate in [1_000, 2_000, 5_000, 10_000, 20_000, 40_000] {
+    changeInterval.store(1_000_000_000 * changerCount / rate, ordering: .relaxed)
+    paused.store(false, ordering: .relaxed)
+    try await Task.sleep(for: .milliseconds(500))  // settle at the new rate
+    let sentBefore = sent.load(ordering: .relaxed)
+    let receivedBefore = appliedChanges()
+    let prosodyBefore = prosodyCPUSeconds()
+    let ownBefore = ownCPUSeconds()
+    let start = ContinuousClock.now
+    try await Task.sleep(for: .seconds(seconds))
+    let window = seconds(ContinuousClock.now - start)
+    let sentInWindow = sent.load(ordering: .relaxed) - sentBefore
+    let appliedInWindow = appliedChanges() - receivedBefore
+    let prosodyCPU = prosodyCPUSeconds() - prosodyBefore
+    let ownCPU = ownCPUSeconds() - ownBefore
+    // Pause the changers and measure how long the watcher needs to apply what is still in flight.
+    let backlog = sent.load(ordering: .relaxed) - appliedChanges()
+    paused.store(true, ordering: .relaxed)
+    try await Task.sleep(for: .milliseconds(20))
+    let drainStart = ContinuousClock.now
+    while appliedChanges() < sent.load(ordering: .relaxed),
+        ContinuousClock.now - drainStart < .seconds(60)
+    {
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    let drained = seconds(ContinuousClock.now - drainStart)
+    print(
+        String(
+            format: "%9d  %6.0f  %9.0f  %7d  %8.2f s  %10.0f%%  %15.0f%%", rate, Double(sentInWindow) / window,
+            Double(appliedInWindow) / window, backlog, drained, prosodyCPU / window * 100, ownCPU / window * 100))
+    if drained >= 60 { break }
+}
+stopChanging.store(true, ordering: .relaxed)
+try await Task.sleep(for: .milliseconds(100))
 let totalSent = sent.load(ordering: .relaxed)
-let totalReceived = source.status.presencesReceived - receivedBefore
-print(
-    String(
-        format: "sustained: %d changers for %.1f s: members sent %.0f/s, watcher applied %.0f/s; "
-            + "Prosody CPU %.0f%% of one core, this process (members + watcher) %.0f%%",
-        changerCount, windowSeconds, Double(sentInWindow) / windowSeconds, Double(received) / windowSeconds,
-        prosodyCPU / windowSeconds * 100, ownCPU / windowSeconds * 100))
-print("after draining: sent \(totalSent), applied \(totalReceived), lost \(totalSent - totalReceived)")
+let finalDrain = ContinuousClock.now
+while appliedChanges() < totalSent, ContinuousClock.now - finalDrain < .seconds(60) {
+    try await Task.sleep(for: .milliseconds(5))
+}
+let totalApplied = appliedChanges()
+print("all changes: sent \(totalSent), applied \(totalApplied) (every change reaches the storage when equal)")
+ending.store(true, ordering: .relaxed)
 endGate.open()
 sourceTask.cancel()
 memberTasks.cancel()
+kill(prosody.processIdentifier, SIGKILL)
+try? FileManager.default.removeItem(at: directory)
