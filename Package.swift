@@ -136,7 +136,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
-            name: "PresenceCLITests", dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport"]),
+            name: "PresenceCLITests",
+            dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport", "XMPPStream"]),
     ],
     swiftLanguageModes: [.v6]
 )

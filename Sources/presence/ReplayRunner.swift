@@ -32,14 +32,26 @@ struct ReplayRunner {
     let options: ReplayOptions
 
     func run(_ input: InputSource, into kind: MemoryStorageKind) throws -> ReplayOutcome {
+        let budget = options.pressure.memoryBudget?.bytes
+        return try run(
+            input, into: kind, configuration: options.storage.configuration(memoryBudget: budget), memoryBudget: budget,
+            showsProgress: true)
+    }
+
+    /// Replays `input` into `kind` made with `configuration`, under a resident-memory budget of `memoryBudget`
+    /// (a sweep varies both); progress is shown on a terminal only when `showsProgress`.
+    func run(
+        _ input: InputSource, into kind: MemoryStorageKind, configuration: StorageConfiguration, memoryBudget: Int?,
+        showsProgress: Bool
+    ) throws -> ReplayOutcome {
         ProcessMemory.resetPeakResident()
-        let storage = kind.make(options.storage.configuration(memoryBudget: options.pressure.memoryBudget?.bytes))
-        let (sources, unavailable, kernel) = options.pressure.makeSources()
+        let storage = kind.make(configuration)
+        let (sources, unavailable, kernel) = options.pressure.makeSources(memoryBudget: memoryBudget)
         defer { kernel?.stop() }
         let replay = PresenceReplay(
             storage: storage, sources: (options.scripted.source.map { [$0] } ?? []) + sources,
             configuration: options.stream.configuration, decoder: options.stream.decoder)
-        let progress = Progress(label: kind.name)
+        let progress = Progress(label: kind.name, enabled: showsProgress)
         let start = ContinuousClock.now
         var failure: XMPPStreamError?
         try input.read { chunk in

@@ -8,13 +8,45 @@ struct CompareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
         abstract: "Replay one stream into every storage under the same pressure and compare what each kept.",
-        discussion: "Standard input is read once and kept in memory so that every storage gets the same bytes.")
+        discussion: """
+            Standard input is read once into a temporary file so that every storage gets the same bytes. With \
+            --sweep, the evicting storages are replayed at --steps values of one limit (log-spaced, in parallel on \
+            the machine's cores; memory-budget steps one after another, as the budget is the whole process's), and \
+            --chart draws loss and stale rates against the limit as SVG.
+            """)
 
     @Argument(help: "The stream to read: a file, or - for standard input.")
     var input: String
 
     @OptionGroup var replayOptions: ReplayOptions
     @OptionGroup var outputOptions: OutputOptions
+
+    @Option(
+        name: .customLong("sweep"),
+        help: "Vary one limit: count-limit=100..20000, cost-limit=1MiB..64MiB or memory-budget=256MiB..2GiB.")
+    var sweep: SweepSpecification?
+
+    @Option(name: .customLong("steps"), help: "Values in the sweep, log-spaced (default 12).")
+    var steps: Int = 12
+
+    @Option(name: .customLong("chart"), help: "With --sweep: write the loss-versus-limit chart to this SVG file.")
+    var chart: String?
+
+    func validate() throws {
+        if !(2 ... 100).contains(steps) { throw ValidationError("--steps must be between 2 and 100") }
+        if chart != nil && sweep == nil { throw ValidationError("--chart needs --sweep") }
+        if let sweep {
+            let conflicting: Bool
+            switch sweep.parameter {
+            case .countLimit: conflicting = replayOptions.storage.countLimit != nil
+            case .costLimit: conflicting = replayOptions.storage.costLimit != nil
+            case .memoryBudget: conflicting = replayOptions.pressure.memoryBudget != nil
+            }
+            if conflicting {
+                throw ValidationError("--sweep \(sweep.parameter.rawValue) replaces --\(sweep.parameter.rawValue)")
+            }
+        }
+    }
 
     func run() throws {
         var source = InputSource(path: input)
@@ -29,8 +61,15 @@ struct CompareCommand: ParsableCommand {
                 temporary = path
                 source = InputSource(path: path)
             }
+            if let sweep {
+                let (report, failed) = try SweepRunner(options: replayOptions, specification: sweep, steps: steps)
+                    .run(source)
+                try output(report, failed: failed)
+                return []
+            }
             return try MemoryStorageRegistry.kinds.map { try runner.run(source, into: $0) }
         }
+        guard sweep == nil else { return }
         let reports = outcomes.map { $0.report(listing: outputOptions.lostUsers) }
         let verdict = Verdict.make(reports)
         switch outputOptions.format {
@@ -38,6 +77,24 @@ struct CompareCommand: ParsableCommand {
         case .text: print(CompareText.render(reports, verdict: verdict))
         }
         if outcomes.contains(where: { $0.error != nil }) { throw ExitStatus.malformedInput }
+    }
+
+    private func output(_ report: SweepReport, failed: Bool) throws {
+        if let chart {
+            do {
+                try SweepChart.svg(
+                    report, title: input == "-" ? "standard input" : (input as NSString).lastPathComponent
+                )
+                .write(toFile: chart, atomically: true, encoding: .utf8)
+            } catch {
+                throw ValidationError("cannot write the chart to \(chart): \(error.localizedDescription)")
+            }
+        }
+        switch outputOptions.format {
+        case .json: JSONOutput.print(report)
+        case .text: print(SweepText.render(report))
+        }
+        if failed { throw ExitStatus.malformedInput }
     }
 
     static func spool(_ source: InputSource) throws -> String {

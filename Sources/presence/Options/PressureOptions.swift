@@ -24,8 +24,15 @@ struct PressureOptions: ParsableArguments {
     /// The sources; `kernel` must be stopped when done. `unavailable` names the kernel signals asked for that
     /// this machine does not offer, and why.
     func makeSources() -> (sources: [any MemoryPressureSource], unavailable: [String], kernel: KernelMemoryPressure?) {
+        makeSources(memoryBudget: memoryBudget?.bytes)
+    }
+
+    /// The sources, with `memoryBudget` in place of `--memory-budget` (a sweep varies it).
+    func makeSources(
+        memoryBudget: Int?
+    ) -> (sources: [any MemoryPressureSource], unavailable: [String], kernel: KernelMemoryPressure?) {
         var sources: [any MemoryPressureSource] = []
-        if let memoryBudget { sources.append(ResidentMemoryBudget(budgetBytes: memoryBudget.bytes)) }
+        if let memoryBudget { sources.append(ResidentMemoryBudget(budgetBytes: memoryBudget)) }
         guard psi else { return (sources, [], nil) }
         let (kernel, detection) = KernelMemoryPressure.start()
         if let kernel { sources.append(kernel) }

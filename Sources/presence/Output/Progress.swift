@@ -3,11 +3,15 @@ import Foundation
 /// Bytes read and stanzas per second on standard error, only when it is a terminal.
 final class Progress {
     private let label: String
-    private let enabled = isatty(STDERR_FILENO) != 0
+    private let enabled: Bool
     private var lastUpdate = ContinuousClock.now
     private var shown = false
 
-    init(label: String) { self.label = label }
+    /// - Parameter enabled: false to stay silent even on a terminal (runs in parallel would overwrite each other).
+    init(label: String, enabled: Bool = true) {
+        self.label = label
+        self.enabled = enabled && isatty(STDERR_FILENO) != 0
+    }
 
     func update(bytes: Int, stanzas: Int, since start: ContinuousClock.Instant) {
         guard enabled else { return }
