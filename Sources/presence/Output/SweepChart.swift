@@ -47,12 +47,15 @@ enum SweepChart {
                 "<text x='\(number(left - 8))' y='\(number(y(rate) + 4))' text-anchor='end'>\(step * 20)%</text>")
         }
         var lastLabel = -Double.infinity
+        let lastPosition = x(report.values.last ?? 1)
         for value in report.values {
             let position = x(value)
             svg.append(
                 "<line x1='\(number(position))' y1='\(number(top + plotHeight))' x2='\(number(position))' "
                     + "y2='\(number(top + plotHeight + 5))' stroke='#333'/>")
-            guard position - lastLabel >= 56 else { continue }
+            // The range's ends are always labelled; a label between is left out where it would overlap.
+            let isLast = position == lastPosition
+            guard position - lastLabel >= 56, isLast || lastPosition - position >= 56 else { continue }
             lastLabel = position
             svg.append(
                 "<text x='\(number(position))' y='\(number(top + plotHeight + 20))' text-anchor='middle'>"
