@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackHTTP
+import PresenceStore
 
 /// A real Prosody from Debian, started for a test on a free loopback port with a generated configuration and
 /// data directory (never the system service), with the given accounts registered through `prosodyctl`.
@@ -7,15 +8,14 @@ import LoopbackHTTP
 /// Optionally with shared roster groups (`mod_groups`, as a deployment would set up its watcher) and with a
 /// certificate for STARTTLS issued by a test CA (``TestCertificateAuthority``), in which case the server
 /// requires encryption.
-package final class ProsodyServer: @unchecked Sendable {
-    // @unchecked: `process` is replaced only by `restart()` and read by `stop()`, both called from the test's
-    // own task, never concurrently; everything else is immutable.
+package final class ProsodyServer: Sendable {
     package let domain: String
     package let port: Int
     package let directory: URL
     package let certificates: TestCertificateAuthority?
     private let configFile: URL
-    private var process: Process
+    /// The running server process; replaced by ``restart()``.
+    private let running: Locked<Process>
 
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -61,7 +61,7 @@ package final class ProsodyServer: @unchecked Sendable {
                 self.directory = directory
                 self.configFile = config
                 self.certificates = certificates
-                self.process = process
+                self.running = Locked(process)
                 return
             }
             Foundation.kill(process.processIdentifier, SIGKILL)
@@ -75,17 +75,21 @@ package final class ProsodyServer: @unchecked Sendable {
 
     /// Kills the server at once, as a crash would: every session is cut without a stream close.
     package func kill() {
-        guard process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        Foundation.kill(process.processIdentifier, SIGCONT)
-        process.waitUntilExit()
+        running.withLock { process in
+            guard process.isRunning else { return }
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            Foundation.kill(process.processIdentifier, SIGCONT)
+            process.waitUntilExit()
+        }
     }
 
     /// Freezes the server (SIGSTOP): connections stay open and nothing answers, as with a hung host.
-    package func pause() { Foundation.kill(process.processIdentifier, SIGSTOP) }
+    package func pause() { Foundation.kill(processIdentifier, SIGSTOP) }
 
     /// Lets a paused server run again (SIGCONT).
-    package func resume() { Foundation.kill(process.processIdentifier, SIGCONT) }
+    package func resume() { Foundation.kill(processIdentifier, SIGCONT) }
+
+    private var processIdentifier: Int32 { running.withLock { $0.processIdentifier } }
 
     /// Starts the server again on the same port with the same data (after ``kill()``).
     package func restart() throws {
@@ -93,7 +97,7 @@ package final class ProsodyServer: @unchecked Sendable {
         for _ in 0 ..< 50 {
             let process = try ProsodyServer.launch(config: configFile)
             if ProsodyServer.waitUntilListening(port: port, process: process) {
-                self.process = process
+                running.withLock { $0 = process }
                 return
             }
             // The port may still be held for a moment by the killed process's sockets.
