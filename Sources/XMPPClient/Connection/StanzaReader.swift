@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOSSL
 import XMPPStream
 
 /// Turns the connection's inbound bytes into stream events, one at a time, pulling bytes only when the events
@@ -106,11 +107,9 @@ final class StanzaReader {
 extension XMPPClientError {
     /// A transport error, with TLS failures told apart (they carry the certificate problem).
     static func connectionError(_ error: any Error) -> XMPPClientError {
-        let text = String(describing: error)
-        if text.contains("SSL") || text.contains("TLS") || text.contains("CERTIFICATE") || text.contains("certificate")
-        {
-            return .tls(text)
+        if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
+            return .tls(String(describing: error))
         }
-        return .transport(text)
+        return .transport(String(describing: error))
     }
 }
