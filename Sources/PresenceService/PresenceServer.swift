@@ -17,6 +17,8 @@ public struct PresenceServer: Sendable {
     public let pressureSources: [any MemoryPressureSource]
     /// The XMPP server the service watches, beside its feed port; nil when it only has the feed port.
     public let xmppSource: XMPPPresenceSource?
+    /// How queries read the storage, refilling by probe from ``xmppSource`` when there is one.
+    public let lookup: PresenceLookup
     public let logger: Logger
 
     public init(
@@ -31,6 +33,9 @@ public struct PresenceServer: Sendable {
         self.pressureSources = pressureSources
         self.xmppSource = xmppSource
         self.logger = logger
+        lookup = PresenceLookup(
+            storage: storage, prober: xmppSource, configuration: configuration.lookup,
+            onProbeAnswered: { [metrics] in metrics.recordProbeAnswered(after: $0) })
     }
 
     /// The ports actually bound (useful when the configuration asks for port 0).
@@ -49,7 +54,7 @@ public struct PresenceServer: Sendable {
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
         let application = Application(
             router: QueryRoutes.router(
-                storage: storage, statistics: statistics, metrics: metrics, source: xmppSource),
+                lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },

@@ -19,6 +19,8 @@ public struct ServiceConfiguration: Sendable {
     public var pressureInterval: Duration
     public var stream: XMPPStreamParser.Configuration
     public var decoder: PresenceDecoder
+    /// How queries refill what the storage lost from the XMPP source: probe timeout and budget.
+    public var lookup: PresenceLookup.Configuration
 
     public static let defaultMaxConnections = 1024
     public static let defaultIdleTimeout: Duration = .seconds(300)
@@ -28,7 +30,7 @@ public struct ServiceConfiguration: Sendable {
         feedHost: String = "127.0.0.1", feedPort: Int = 5270, httpHost: String = "127.0.0.1", httpPort: Int = 8080,
         maxConnections: Int = defaultMaxConnections, idleTimeout: Duration = defaultIdleTimeout,
         pressureInterval: Duration = defaultPressureInterval, stream: XMPPStreamParser.Configuration = .init(),
-        decoder: PresenceDecoder = .init()
+        decoder: PresenceDecoder = .init(), lookup: PresenceLookup.Configuration = .init()
     ) {
         self.feedHost = feedHost
         self.feedPort = feedPort
@@ -39,6 +41,7 @@ public struct ServiceConfiguration: Sendable {
         self.pressureInterval = pressureInterval
         self.stream = stream
         self.decoder = decoder
+        self.lookup = lookup
     }
 
     /// Whether a host is a loopback address (127.0.0.0/8, ::1, localhost): the only ones served without an

@@ -21,6 +21,7 @@ public final class ServiceMetrics: Sendable {
     private let updates: CoreMetrics.Counter
     private let streamErrors: CoreMetrics.Counter
     private let pressureEvents: CoreMetrics.Counter
+    private let probeLatency: CoreMetrics.Timer
     /// What the counters were last advanced to: they only move forward by the difference at each scrape.
     private let published = Locked([0, 0, 0, 0])
 
@@ -36,10 +37,19 @@ public final class ServiceMetrics: Sendable {
         updates = Counter(label: "presence_updates_applied_total", factory: factory)
         streamErrors = Counter(label: "presence_stream_errors_total", factory: factory)
         pressureEvents = Counter(label: "presence_pressure_events_total", factory: factory)
+        probeLatency = Timer(label: "presence_probe_refill_seconds", factory: factory)
+    }
+
+    /// One probe batch answered, `duration` after it was sent: the refill latency histogram.
+    func recordProbeAnswered(after duration: Duration) {
+        probeLatency.recordNanoseconds(
+            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// Updates the gauges from the storage and the counters, then renders the registry.
-    func exposition(storage: any MemoryStorage, statistics: ServiceStatistics, source: XMPPSourceStatus?) -> [UInt8] {
+    func exposition(
+        storage: any MemoryStorage, statistics: ServiceStatistics, source: XMPPSourceStatus?, probes: ProbeStatistics?
+    ) -> [UInt8] {
         let storageStatistics = storage.statistics
         entries.record(storageStatistics.entries)
         estimatedBytes.record(storageStatistics.estimatedBytes)
@@ -70,6 +80,16 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_reconnects", factory: factory).record(source.reconnects)
             Gauge(label: "presence_xmpp_connect_attempts", factory: factory).record(source.connectAttempts)
             Gauge(label: "presence_xmpp_presences_received", factory: factory).record(source.presencesReceived)
+        }
+        if let probes {
+            let outcomes = [
+                ("sent", probes.sent), ("answered", probes.answered), ("timed-out", probes.timedOut),
+                ("failed", probes.failed), ("refused-by-budget", probes.refusedByBudget),
+                ("joined-in-flight", probes.joinedInFlight), ("not-connected", probes.notConnected),
+            ]
+            for (outcome, value) in outcomes {
+                Gauge(label: "presence_probes", dimensions: [("outcome", outcome)], factory: factory).record(value)
+            }
         }
         return registry.emitToBuffer()
     }

@@ -35,6 +35,11 @@ struct SnapshotBarrier {
         }
     }
 
+    /// Whether barrier `id` is open and waits for `member`.
+    func waits(id: String, for member: BareJID) -> Bool {
+        open[id]?.members.contains(member) ?? false
+    }
+
     /// Ends the barrier: its members, and the resources the server reported available for each.
     mutating func complete(id: String) -> (members: Set<BareJID>, seen: [BareJID: Set<String>])? {
         open.removeValue(forKey: id)

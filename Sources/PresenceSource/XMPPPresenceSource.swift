@@ -16,7 +16,10 @@ import XMPPStream
 ///
 /// Every contact presence goes through an ``IngestSession``: the same decoder, limits and storage path as the
 /// feed port and the replays.
-public final class XMPPPresenceSource: Sendable {
+///
+/// It is also the origin an evicting storage refills from (``PresenceProber``): a ``PresenceLookup`` built on it
+/// probes roster members the storage lost, on the same session.
+public final class XMPPPresenceSource: PresenceProber, Sendable {
     public let configuration: XMPPClientConfiguration
     public let storage: any MemoryStorage
     private let decoder: PresenceDecoder
@@ -24,6 +27,9 @@ public final class XMPPPresenceSource: Sendable {
     private let logger: Logger
     private let clock: @Sendable () -> PresenceTime
     private let state: Locked<XMPPSourceStatus>
+    /// The roster members whose presence the watcher receives: the only users a probe is answered for.
+    private let watched = Locked<Set<BareJID>>([])
+    private let pendingProbes = PendingProbes()
 
     /// The priority of the watcher's own presence: negative, so no server routes a chat message to it
     /// (RFC 6121 §8.5.2.1.1).
@@ -50,6 +56,15 @@ public final class XMPPPresenceSource: Sendable {
 
     /// Whether what the storage shows is live: a session is logged in and its snapshot is complete.
     public var isLive: Bool { state.withLock { $0.connected && $0.snapshotComplete } }
+
+    public func isProbeable(_ jid: BareJID) -> Bool { watched.withLock { $0.contains(jid) } }
+
+    /// Whether a session is up and its roster known.
+    public var isConnected: Bool { pendingProbes.isOpen }
+
+    public func probe(_ jids: Set<BareJID>) async throws -> [BareJID: UserPresence] {
+        try await pendingProbes.probe(jids)
+    }
 
     /// Connects, consumes, and reconnects with backoff until the task is cancelled.
     public func run() async {
@@ -124,10 +139,15 @@ public final class XMPPPresenceSource: Sendable {
     /// One logged-in session: the roster, the initial presence and its snapshot, then live presence and roster
     /// pushes until the connection ends.
     private func consume(_ session: XMPPSession, roster: inout [BareJID: RosterItem]) async throws {
+        defer { pendingProbes.close() }
         let ownAccount = try? BareJID(String(session.bareJID))
         let ingest = IngestSession(storage: storage, decoder: decoder, clock: clock)
         var barrier = SnapshotBarrier()
-        ingest.onApplied = { update, _ in barrier.record(update) }
+        let pendingProbes = self.pendingProbes
+        ingest.onApplied = { update, time in
+            barrier.record(update)
+            pendingProbes.record(update, at: time)
+        }
         var barrierCount = 0
         func beginBarrier(for members: Set<BareJID>) async throws(XMPPClientError) -> String {
             barrierCount += 1
@@ -161,12 +181,14 @@ public final class XMPPPresenceSource: Sendable {
                         metadata: ["condition": "\(IQ.errorCondition(of: stanza) ?? "unknown")"])
                 }
                 replaceRoster(&roster, with: items)
+                pendingProbes.open(session.sender)
                 var writer = XMPPWriter()
                 writer.presence(priority: XMPPPresenceSource.watcherPriority)
                 try await session.send(writer.bytes)
                 snapshotStarted = .now
                 snapshotID = try await beginBarrier(for: watchedMembers(roster))
             case .result, .error:
+                if pendingProbes.complete(id: iq.id, storage: storage, at: clock()) { continue }
                 guard let done = barrier.complete(id: iq.id) else { continue }
                 let offline = SnapshotReconciliation.apply(
                     members: done.members, reported: done.seen, to: storage, at: clock())
@@ -218,9 +240,10 @@ public final class XMPPPresenceSource: Sendable {
         let new = Dictionary(items.map { ($0.jid, $0) }, uniquingKeysWith: { _, last in last })
         for removed in roster.keys where new[removed] == nil { storage.remove(removed) }
         roster = new
-        let watched = watchedMembers(roster).count
-        state.withLock { $0.rosterSize = watched }
-        logger.info("roster received", metadata: ["items": "\(items.count)", "watched": "\(watched)"])
+        let members = watchedMembers(roster)
+        watched.withLock { $0 = members }
+        state.withLock { $0.rosterSize = members.count }
+        logger.info("roster received", metadata: ["items": "\(items.count)", "watched": "\(members.count)"])
     }
 
     /// Applies a roster push; returns the members whose presence the watcher now receives and did not before.
@@ -238,8 +261,9 @@ public final class XMPPPresenceSource: Sendable {
             }
             logger.info("roster push", metadata: ["jid": "\(item.jid)", "subscription": "\(item.subscription)"])
         }
-        let watched = watchedMembers(roster).count
-        state.withLock { $0.rosterSize = watched }
+        let members = watchedMembers(roster)
+        watched.withLock { $0 = members }
+        state.withLock { $0.rosterSize = members.count }
         return added
     }
 }

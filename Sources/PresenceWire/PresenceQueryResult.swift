@@ -23,10 +23,26 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     /// complete, false while it is down (the answer is as of the drop); null without an XMPP source (the command
     /// line, a service fed only through its feed port).
     public var live: Bool?
+    /// Where the answer came from: `storage`, `probe` (the presence server, asked just now), or `none` when
+    /// nothing could be had (`lost`, `unknown`).
+    public var origin: AnswerOrigin
+    /// Why the presence server was not asked, or did not answer, when the lookup policy wanted it:
+    /// `not-a-member`, `not-connected`, `rate-limited` or `timeout`.
+    public var probeFailure: ProbeFailure?
 
+    /// A lookup's answer.
+    public init(_ answer: LookupAnswer, live: Bool? = nil) {
+        self.init(jid: answer.jid, stored: answer.stored, live: live)
+        origin = answer.origin
+        probeFailure = answer.probeFailure
+    }
+
+    /// The storage's answer, as a `cache-only` lookup gives it.
     public init(jid: BareJID, stored: StoredPresence, live: Bool? = nil) {
         self.jid = jid.rawValue
         self.live = live
+        origin = .none
+        if case .present = stored { origin = .storage }
         state = .unknown
         switch stored {
         case .present(let presence):
@@ -58,7 +74,9 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("jid"); writer.string(jid)
             writer.key("live")
             if let live { writer.bool(live) } else { writer.null() }
+            writer.key("origin"); writer.string(origin.rawValue)
             writer.key("priority"); writer.int(priority)
+            writer.key("probeFailure"); writer.string(probeFailure?.rawValue)
             writer.key("resource"); writer.string(resource)
             writer.key("show"); writer.string(show?.rawValue)
             writer.key("since"); writer.string(since)
@@ -71,3 +89,5 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
 extension PresenceShow: Decodable {}
 extension Attendance: Decodable {}
 extension RemovalCause: Decodable {}
+extension AnswerOrigin: Decodable {}
+extension ProbeFailure: Decodable {}

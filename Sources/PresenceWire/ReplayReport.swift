@@ -29,6 +29,9 @@ public struct ReplayReport: Sendable, JSONDocument {
     public var pressureEvents: [PressureEventReport]
     public var notApplicable: [String]
     public var notes: [String]
+    /// The probes a `cache-else-probe` lookup would send to read every user once after the replay, refills'
+    /// own evictions included; null when not measured.
+    public var refillProbes: Int?
 
     public var ignoredTotal: Int { ignored.values.reduce(0, +) }
     public var rejectedTotal: Int { rejected.values.reduce(0, +) }
@@ -36,7 +39,8 @@ public struct ReplayReport: Sendable, JSONDocument {
     /// - Parameter listing: how many lost and stale users to name.
     public init(
         storage: String, statistics: IngestStatistics, error: XMPPStreamError?, audit: AuditReport,
-        storageStatistics: StorageStatistics, pressure: [PressureResponse], elapsedSeconds: Double,
+        refill: RefillCost? = nil, storageStatistics: StorageStatistics, pressure: [PressureResponse],
+        elapsedSeconds: Double,
         peakResidentBytes: Int?, notApplicable: [String], notes: [String], listing limit: Int
     ) {
         self.storage = storage
@@ -64,6 +68,7 @@ public struct ReplayReport: Sendable, JSONDocument {
         pressureEvents = pressure.map { PressureEventReport($0) }
         self.notApplicable = notApplicable
         self.notes = notes
+        refillProbes = refill?.probes
     }
 
     public func write(to writer: inout JSONWriter) {
@@ -82,6 +87,7 @@ public struct ReplayReport: Sendable, JSONDocument {
             writer.key("notes"); writer.strings(notes)
             writer.key("peakResidentBytes"); writer.int(peakResidentBytes)
             writer.key("presenceUpdates"); writer.int(presenceUpdates)
+            writer.key("refillProbes"); writer.int(refillProbes)
             writer.key("pressureEvents")
             writer.array(pressureEvents) { writer, event in event.write(to: &writer) }
             writer.key("rejected"); ReplayReport.writeCounts(rejected, to: &writer)

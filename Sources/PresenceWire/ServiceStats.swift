@@ -26,13 +26,15 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
     public var streamErrors: Int
     /// The upstream source (an XMPP server), or null when the service only has its feed port.
     public var source: SourceReport?
+    /// Refill by probe, or null when the service has no probing source.
+    public var probes: ProbeReport?
 
     public init(
         storage: String, entries: Int, storageEstimatedBytes: Int, lost: Int, removals: [String: Int],
         evictions: [String: Int], pressureLevel: String, pressureEvents: [PressureEventReport], residentBytes: Int?,
         peakResidentBytes: Int?, feedersConnected: Int, connectionsAccepted: Int, stanzasRead: Int,
         updatesApplied: Int, stanzasIgnored: Int, presencesRejected: Int, streamErrors: Int,
-        source: SourceReport? = nil
+        source: SourceReport? = nil, probes: ProbeReport? = nil
     ) {
         self.storage = storage
         self.entries = entries
@@ -52,6 +54,7 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
         self.presencesRejected = presencesRejected
         self.streamErrors = streamErrors
         self.source = source
+        self.probes = probes
     }
 
     public func write(to writer: inout JSONWriter) {
@@ -66,6 +69,8 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("pressureEvents")
             writer.array(pressureEvents) { writer, event in event.write(to: &writer) }
             writer.key("pressureLevel"); writer.string(pressureLevel)
+            writer.key("probes")
+            if let probes { probes.write(to: &writer) } else { writer.null() }
             writer.key("removals"); writer.counts(removals)
             writer.key("residentBytes"); writer.int(residentBytes)
             writer.key("source")

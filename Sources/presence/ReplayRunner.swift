@@ -12,6 +12,10 @@ struct ReplayOutcome {
     let statistics: IngestStatistics
     let error: XMPPStreamError?
     let audit: AuditReport
+    /// The storage's counters at the audit, before any refill.
+    let storageStatistics: StorageStatistics
+    /// The probes reading every user once with `cache-else-probe` would send; nil when not measured.
+    let refill: RefillCost?
     let pressure: [PressureResponse]
     let elapsed: Duration
     let peakResidentBytes: Int?
@@ -21,8 +25,8 @@ struct ReplayOutcome {
     /// The report of the wire format, naming at most `listing` lost and stale users.
     func report(listing: Int) -> ReplayReport {
         ReplayReport(
-            storage: kind.name, statistics: statistics, error: error, audit: audit,
-            storageStatistics: storage.statistics, pressure: pressure, elapsedSeconds: elapsed.seconds,
+            storage: kind.name, statistics: statistics, error: error, audit: audit, refill: refill,
+            storageStatistics: storageStatistics, pressure: pressure, elapsedSeconds: elapsed.seconds,
             peakResidentBytes: peakResidentBytes, notApplicable: notApplicable, notes: notes, listing: listing)
     }
 }
@@ -30,6 +34,9 @@ struct ReplayOutcome {
 /// Reads an input into a storage through ``PresenceReplay``, showing progress on a terminal.
 struct ReplayRunner {
     let options: ReplayOptions
+    /// Whether to measure the refill cost after the audit, which changes the storage (see ``RefillCost``). A
+    /// command that reads the storage afterwards (`query`) turns it off.
+    var measuresRefill = true
 
     func run(_ input: InputSource, into kind: MemoryStorageKind) throws -> ReplayOutcome {
         let budget = options.pressure.memoryBudget?.bytes
@@ -69,8 +76,12 @@ struct ReplayRunner {
         }
         let elapsed = start.duration(to: .now)
         progress.finish()
+        let audit = replay.audit()
+        let storageStatistics = storage.statistics
         return ReplayOutcome(
-            kind: kind, storage: storage, statistics: replay.statistics, error: failure, audit: replay.audit(),
+            kind: kind, storage: storage, statistics: replay.statistics, error: failure, audit: audit,
+            storageStatistics: storageStatistics,
+            refill: measuresRefill ? replay.measureRefill() : nil,
             pressure: replay.pressureResponses, elapsed: elapsed, peakResidentBytes: ProcessMemory.peakResidentBytes(),
             notApplicable: options.storage.notApplicable(to: kind), notes: unavailable.map { "psi: \($0)" })
     }

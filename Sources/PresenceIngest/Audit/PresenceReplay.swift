@@ -38,6 +38,10 @@ public final class PresenceReplay {
     /// Compares the storage with the truth.
     public func audit() -> AuditReport { PresenceAudit.audit(storage, truth: truth) }
 
+    /// The probes refilling the storage's losses would cost (see ``RefillCost``). Changes the storage: call it
+    /// after ``audit()``.
+    public func measureRefill() -> RefillCost { RefillCost.measure(readingEveryoneIn: storage, truth: truth) }
+
     private func record(_ update: PresenceUpdate, at time: PresenceTime) {
         truth[update.from.bare, default: UserPresence()].apply(update, receivedAt: time)
         applied += 1

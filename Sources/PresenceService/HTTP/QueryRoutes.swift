@@ -9,33 +9,37 @@ import PresenceWire
 /// a document of the wire format (`PresenceWire`), written by its one encoder.
 enum QueryRoutes {
     static func router(
-        storage: any MemoryStorage, statistics: ServiceStatistics, metrics: ServiceMetrics,
-        source: XMPPPresenceSource?
+        lookup: PresenceLookup, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?
     ) -> Router<BasicRequestContext> {
+        let storage = lookup.storage
         let router = Router()
-        router.get("/v1/presence/:jid") { _, context -> Response in
+        router.get("/v1/presence/:jid") { request, context -> Response in
             let raw = try context.parameters.require("jid")
-            return lookup([raw.removingPercentEncoding ?? raw], in: storage, live: source?.isLive)
+            return await answer([raw.removingPercentEncoding ?? raw], request: request, lookup: lookup, source: source)
         }
         router.get("/v1/presence") { request, _ -> Response in
             let jids = request.uri.queryParameters.getAll("jid")
             guard !jids.isEmpty else {
-                return json(
-                    ErrorDocument(
-                        ErrorReport(condition: "bad-request", message: "give at least one jid=... parameter")),
-                    status: .badRequest)
+                return badRequest("bad-request", "give at least one jid=... parameter")
             }
-            return lookup(jids, in: storage, live: source?.isLive)
+            return await answer(jids, request: request, lookup: lookup, source: source)
         }
         router.get("/v1/stats") { _, _ -> Response in
-            json(ServiceStats(storage: storage, statistics: statistics, source: source))
+            var stats = ServiceStats(storage: storage, statistics: statistics, source: source)
+            if lookup.prober != nil {
+                stats.probes = ProbeReport(
+                    lookup.statistics, defaultPolicy: lookup.defaultPolicy, configuration: lookup.configuration)
+            }
+            return json(stats)
         }
         router.get("/metrics") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(
                     byteBuffer: ByteBuffer(
-                        bytes: metrics.exposition(storage: storage, statistics: statistics, source: source?.status)))
+                        bytes: metrics.exposition(
+                            storage: storage, statistics: statistics, source: source?.status,
+                            probes: lookup.prober == nil ? nil : lookup.statistics)))
             )
         }
         router.get("/healthz") { _, _ -> Response in
@@ -46,22 +50,40 @@ enum QueryRoutes {
         return router
     }
 
-    private static func lookup(_ jids: [String], in storage: any MemoryStorage, live: Bool?) -> Response {
-        var results: [PresenceQueryResult] = []
-        results.reserveCapacity(jids.count)
-        for text in jids {
-            let jid: JID
-            do {
-                jid = try JID(text)
-            } catch {
-                return json(
-                    ErrorDocument(
-                        ErrorReport(condition: "jid-malformed", message: "'\(text)' is not a valid JID: \(error)")),
-                    status: .badRequest)
+    /// The answers for `texts` under the request's `policy=` (the lookup's default without one).
+    private static func answer(
+        _ texts: [String], request: Request, lookup: PresenceLookup, source: XMPPPresenceSource?
+    ) async -> Response {
+        var policy: LookupPolicy?
+        if let raw = request.uri.queryParameters["policy"] {
+            guard let chosen = LookupPolicy(rawValue: String(raw)) else {
+                return badRequest(
+                    "bad-request",
+                    "unknown policy '\(raw)'; use one of \(LookupPolicy.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
-            results.append(PresenceQueryResult(jid: jid.bare, stored: storage.lookup(jid.bare), live: live))
+            guard chosen == .cacheOnly || lookup.prober != nil else {
+                return badRequest(
+                    "bad-request", "policy '\(chosen)' needs an XMPP source to probe; this service has none")
+            }
+            policy = chosen
         }
-        return json(QueryDocument(results: results))
+        var jids: [BareJID] = []
+        jids.reserveCapacity(texts.count)
+        for text in texts {
+            do {
+                jids.append(try JID(text).bare)
+            } catch {
+                return badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)")
+            }
+        }
+        let answers = await lookup.lookup(jids, policy: policy)
+        let live = source?.isLive
+        return json(QueryDocument(results: answers.map { PresenceQueryResult($0, live: live) }))
+    }
+
+    private static func badRequest(_ condition: String, _ message: String) -> Response {
+        json(ErrorDocument(ErrorReport(condition: condition, message: message)), status: .badRequest)
     }
 
     static func json(_ document: some JSONDocument, status: HTTPResponse.Status = .ok) -> Response {

@@ -35,6 +35,9 @@ public final class XMPPSession {
     /// The account part of ``jid``: `user@domain`.
     public var bareJID: Substring { jid.split(separator: "/", maxSplits: 1).first ?? Substring(jid) }
 
+    /// A handle that sends on this session from other tasks, for as long as the session lasts.
+    public var sender: XMPPStanzaSender { XMPPStanzaSender(outbound: outbound) }
+
     /// Sends one or more complete stanzas.
     public func send(_ bytes: [UInt8]) async throws(XMPPClientError) {
         do { try await outbound.write(ByteBuffer(bytes: bytes)) } catch {

@@ -126,6 +126,7 @@ enum CompareText {
         row("lost") { Format.count($0.lost) }
         row("stale") { Format.count($0.stale) }
         row("loss rate") { Format.percent($0.lossRate) }
+        row("refill probes") { $0.refillProbes.map(Format.count) ?? "-" }
         row("evictions") { Format.count($0.evictions.values.reduce(0, +)) }
         row("pressure events") { Format.count($0.pressureEvents.count) }
         row("storage bytes (est.)") { Format.bytes($0.storageEstimatedBytes) }

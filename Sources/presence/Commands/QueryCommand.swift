@@ -3,6 +3,8 @@ import Foundation
 import PresenceStore
 import PresenceWire
 
+extension LookupPolicy: ExpressibleByArgument {}
+
 /// `presence query`: replay a stream, then answer for each JID.
 struct QueryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,6 +22,14 @@ struct QueryCommand: ParsableCommand {
 
     @OptionGroup var replayOptions: ReplayOptions
 
+    @Option(
+        name: .customLong("policy"),
+        help: """
+            With --server: cache-only, cache-else-probe (refill a lost roster member from the XMPP server) or probe \
+            (always ask the server). Default: the service's (cache-else-probe when it has an XMPP source).
+            """)
+    var policy: LookupPolicy?
+
     @Option(name: .customLong("format"), help: "text or json.")
     var format: OutputFormat = .text
 
@@ -29,6 +39,9 @@ struct QueryCommand: ParsableCommand {
     func validate() throws {
         guard (input == nil) != (server == nil) else { throw ValidationError("give either --input or --server") }
         guard !jids.isEmpty else { throw ValidationError("give at least one JID") }
+        if input != nil, let policy, policy != .cacheOnly {
+            throw ValidationError("--policy \(policy) needs --server: a replayed file has no XMPP server to probe")
+        }
         for jid in jids {
             do { _ = try JID(jid) } catch { throw ValidationError("'\(jid)' is not a valid JID: \(error)") }
         }
@@ -36,7 +49,8 @@ struct QueryCommand: ParsableCommand {
 
     func run() throws {
         if let server { return try ask(server) }
-        let outcome = try ReplayRunner(options: replayOptions).run(path: input ?? "-", into: storage.kind)
+        let outcome = try ReplayRunner(options: replayOptions, measuresRefill: false).run(
+            path: input ?? "-", into: storage.kind)
         let results = jids.map { text -> PresenceQueryResult in
             let key = (try! JID(text)).bare  // validated in validate()
             return PresenceQueryResult(jid: key, stored: outcome.storage.lookup(key))
@@ -51,8 +65,9 @@ struct QueryCommand: ParsableCommand {
 
     /// Client mode: the same answers from a running service's `GET /v1/presence`.
     private func ask(_ server: ServerAddress) throws {
-        let query = jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
-            .joined(separator: "&")
+        let query =
+            jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
+            .joined(separator: "&") + (policy.map { "&policy=\($0.rawValue)" } ?? "")
         let response = try server.get("/v1/presence?" + query)
         let document = try JSONDecoder().decode(QueryDocument.self, from: Data(response.body))
         switch format {

@@ -74,7 +74,8 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = ServiceConfiguration(
             feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
             maxConnections: maxConnections,
-            idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder)
+            idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder,
+            lookup: xmppOptions.lookupConfiguration)
         let store = storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
         var source: XMPPPresenceSource?
         if let client = try xmppOptions.configuration() {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PresenceModel
+import PresenceStore
 import XMPPClient
 
 extension TLSPolicy: ExpressibleByArgument {}
@@ -56,7 +57,30 @@ struct XMPPOptions: ParsableArguments {
         help: "Largest stanza accepted from the XMPP server, e.g. the roster (default 32MiB).")
     var maxStanzaBytes: ByteSize = ByteSize(bytes: XMPPClientConfiguration.defaultMaxStanzaBytes)
 
+    @Option(
+        name: .customLong("probe-timeout"),
+        help: "Seconds a query waits for the server's answer to a probe before answering lost (default 2).")
+    var probeTimeoutSeconds: Double = PresenceLookup.Configuration.defaultProbeTimeout.seconds
+
+    @Option(
+        name: .customLong("probe-rate"),
+        help: "Most users probed per second; queries over it answer at once with rate-limited (default 200).")
+    var probesPerSecond: Double = PresenceLookup.Configuration.defaultProbesPerSecond
+
+    /// How queries refill lost users by probe.
+    var lookupConfiguration: PresenceLookup.Configuration {
+        PresenceLookup.Configuration(
+            probeTimeout: .milliseconds(Int64((probeTimeoutSeconds * 1000).rounded())),
+            probesPerSecond: probesPerSecond)
+    }
+
     func validate() throws {
+        guard probeTimeoutSeconds.isFinite, probeTimeoutSeconds >= 0.001, probeTimeoutSeconds <= 3600 else {
+            throw ValidationError("--probe-timeout must be between 0.001 and 3600 seconds")
+        }
+        guard probesPerSecond.isFinite, probesPerSecond > 0 else {
+            throw ValidationError("--probe-rate must be a positive number of probes per second")
+        }
         guard let jid else {
             if passwordFile != nil || host != nil || caFile != nil {
                 throw ValidationError("the --xmpp-* options need --xmpp-jid")

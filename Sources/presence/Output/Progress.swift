@@ -30,7 +30,3 @@ final class Progress {
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

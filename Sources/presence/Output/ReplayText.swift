@@ -16,6 +16,12 @@ enum ReplayText {
             ["lost", Format.count(report.lost)],
             ["stale", Format.count(report.stale)],
             ["loss rate", Format.percent(report.lossRate)],
+            [
+                "refill cost",
+                report.refillProbes.map {
+                    "\(Format.count($0)) probes to read everyone once with cache-else-probe"
+                } ?? "not measured",
+            ],
             ["evictions", report.evictions.isEmpty ? "none" : reasons(report.evictions).trimmingPrefix(" ")],
             ["pressure events", pressureSummary(report.pressureEvents)],
             [

@@ -17,7 +17,7 @@ struct SweepRunner {
     }
 
     func run(_ input: InputSource) throws -> (report: SweepReport, failed: Bool) {
-        let runner = ReplayRunner(options: options)
+        let runner = ReplayRunner(options: options, measuresRefill: false)
         let values = specification.values(steps: steps)
         let dictionary = try runner.run(
             input, into: .dictionary, configuration: options.storage.configuration(memoryBudget: nil),

@@ -1,0 +1,24 @@
+import PresenceModel
+
+/// One user's answer to a lookup: what is known, where it came from, and why the server was not asked (or did
+/// not answer) when the policy wanted it to be.
+public struct LookupAnswer: Hashable, Sendable {
+    public var jid: BareJID
+    public var stored: StoredPresence
+    public var origin: AnswerOrigin
+    /// Set when the policy called for a probe and there is no probe answer.
+    public var probeFailure: ProbeFailure?
+
+    public init(jid: BareJID, stored: StoredPresence, origin: AnswerOrigin, probeFailure: ProbeFailure? = nil) {
+        self.jid = jid
+        self.stored = stored
+        self.origin = origin
+        self.probeFailure = probeFailure
+    }
+
+    /// The storage's answer as it is.
+    init(jid: BareJID, fromStorage stored: StoredPresence, probeFailure: ProbeFailure? = nil) {
+        let origin: AnswerOrigin = if case .present = stored { .storage } else { .none }
+        self.init(jid: jid, stored: stored, origin: origin, probeFailure: probeFailure)
+    }
+}

@@ -1,0 +1,172 @@
+import PresenceModel
+
+/// Lookups on top of any ``MemoryStorage``, refilling what it lost from the presence server by probe
+/// (``PresenceProber``), the way an image cache refills a memory miss from disk or network.
+///
+/// An evicting storage then loses nothing for good: it pays in latency and server load instead. The lookup keeps
+/// that load in hand: only roster members are probed, one probe is in flight per user however many lookups wait
+/// for it (single flight), a batch sends its probes together and waits once, a probe unanswered within
+/// ``Configuration/probeTimeout`` answers `lost` with the reason, and probes beyond
+/// ``Configuration/probesPerSecond`` are refused (the lookup answers at once, with the reason) rather than queued
+/// without bound.
+public final class PresenceLookup: Sendable {
+    /// The limits on probing, each with a default.
+    public struct Configuration: Hashable, Sendable {
+        /// How long a lookup waits for a probe's answer.
+        public var probeTimeout: Duration
+        /// The most users probed per second (with a burst of one second's worth).
+        public var probesPerSecond: Double
+
+        public static let defaultProbeTimeout: Duration = .seconds(2)
+        public static let defaultProbesPerSecond: Double = 200
+
+        public init(
+            probeTimeout: Duration = defaultProbeTimeout, probesPerSecond: Double = defaultProbesPerSecond
+        ) {
+            self.probeTimeout = probeTimeout
+            self.probesPerSecond = probesPerSecond
+        }
+    }
+
+    public let storage: any MemoryStorage
+    public let prober: (any PresenceProber)?
+    public let configuration: Configuration
+    private let state: Locked<State>
+    private let onProbeAnswered: (@Sendable (Duration) -> Void)?
+
+    /// One probe batch on its way to the server, which any number of lookups wait for (single flight).
+    private typealias InFlightProbe = Promise<[BareJID: Result<UserPresence, ProbeFailure>]>
+
+    private struct State {
+        var inFlight: [BareJID: InFlightProbe] = [:]
+        var budget: ProbeBudget
+        var statistics = ProbeStatistics()
+    }
+
+    /// - Parameter onProbeAnswered: told how long each answered probe batch took (for a metrics histogram).
+    public init(
+        storage: any MemoryStorage, prober: (any PresenceProber)? = nil, configuration: Configuration = .init(),
+        onProbeAnswered: (@Sendable (Duration) -> Void)? = nil
+    ) {
+        self.storage = storage
+        self.prober = prober
+        self.configuration = configuration
+        self.onProbeAnswered = onProbeAnswered
+        state = Locked(State(budget: ProbeBudget(perSecond: configuration.probesPerSecond)))
+    }
+
+    /// `cache-else-probe` when there is a prober, `cache-only` otherwise.
+    public var defaultPolicy: LookupPolicy { prober == nil ? .cacheOnly : .cacheElseProbe }
+
+    public var statistics: ProbeStatistics { state.withLock { $0.statistics } }
+
+    /// One user's answer under `policy` (``defaultPolicy`` when nil).
+    public func lookup(_ jid: BareJID, policy: LookupPolicy? = nil) async -> LookupAnswer {
+        await lookup([jid], policy: policy)[0]
+    }
+
+    /// Each user's answer under `policy` (``defaultPolicy`` when nil), in the order asked. The probes a batch
+    /// needs go out together, and the batch waits once.
+    public func lookup(_ jids: [BareJID], policy: LookupPolicy? = nil) async -> [LookupAnswer] {
+        let policy = policy ?? defaultPolicy
+        var answers = jids.map { LookupAnswer(jid: $0, fromStorage: storage.lookup($0)) }
+        let wanted = answers.indices.filter { index in
+            switch policy {
+            case .cacheOnly: false
+            case .cacheElseProbe: answers[index].origin == .none
+            case .probe: true
+            }
+        }
+        guard !wanted.isEmpty else { return answers }
+        guard let prober, prober.isConnected else {
+            for index in wanted { answers[index].probeFailure = .notConnected }
+            state.withLock { $0.statistics.notConnected += wanted.count }
+            return answers
+        }
+        var waiting: [(index: Int, flight: InFlightProbe)] = []
+        var fresh: Set<BareJID> = []
+        let now = ContinuousClock.now
+        let newFlight = InFlightProbe()
+        state.withLock { state in
+            for index in wanted {
+                let jid = answers[index].jid
+                if let flight = state.inFlight[jid] {
+                    if flight !== newFlight { state.statistics.joinedInFlight += 1 }
+                    waiting.append((index, flight))
+                } else if !prober.isProbeable(jid) {
+                    answers[index].probeFailure = .notAMember
+                } else if state.budget.take(at: now) {
+                    state.inFlight[jid] = newFlight
+                    fresh.insert(jid)
+                    waiting.append((index, newFlight))
+                } else {
+                    answers[index].probeFailure = .rateLimited
+                    state.statistics.refusedByBudget += 1
+                }
+            }
+            state.statistics.sent += fresh.count
+        }
+        if !fresh.isEmpty {
+            Task { await self.send(newFlight, probing: fresh, through: prober) }
+        }
+        var outcomes: [ObjectIdentifier: [BareJID: Result<UserPresence, ProbeFailure>]] = [:]
+        for (index, flight) in waiting {
+            let key = ObjectIdentifier(flight)
+            if outcomes[key] == nil { outcomes[key] = await flight.value() }
+            let jid = answers[index].jid
+            switch outcomes[key]?[jid] {
+            case .success(let presence):
+                answers[index] = LookupAnswer(jid: jid, stored: .present(presence), origin: .probe)
+            case .failure(let failure):
+                // The storage may have heard from the user meanwhile (a live update); otherwise it is still lost.
+                answers[index] = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: failure)
+            case nil:
+                answers[index] = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: .timeout)
+            }
+        }
+        return answers
+    }
+
+    /// Probes one batch, bounded by the timeout, and hands every waiting lookup the outcome.
+    private func send(_ flight: InFlightProbe, probing jids: Set<BareJID>, through prober: any PresenceProber) async {
+        let started = ContinuousClock.now
+        let timeout = configuration.probeTimeout
+        let result: Result<[BareJID: UserPresence], ProbeFailure> = await withTaskGroup(
+            of: Result<[BareJID: UserPresence], ProbeFailure>?.self
+        ) { group in
+            group.addTask {
+                do { return .success(try await prober.probe(jids)) } catch let failure as ProbeFailure {
+                    return .failure(failure)
+                } catch {
+                    return nil
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(.timeout)
+        }
+        let elapsed = ContinuousClock.now - started
+        var outcome: [BareJID: Result<UserPresence, ProbeFailure>] = [:]
+        switch result {
+        case .success(let answers):
+            for jid in jids { outcome[jid] = answers[jid].map { .success($0) } ?? .failure(.timeout) }
+        case .failure(let failure):
+            for jid in jids { outcome[jid] = .failure(failure) }
+        }
+        state.withLock { state in
+            for jid in jids where state.inFlight[jid] === flight { state.inFlight[jid] = nil }
+            for case .failure(let failure) in outcome.values {
+                if failure == .timeout { state.statistics.timedOut += 1 } else { state.statistics.failed += 1 }
+            }
+            let answered = outcome.values.count { if case .success = $0 { true } else { false } }
+            state.statistics.answered += answered
+            if answered > 0 { state.statistics.latency.record(elapsed) }
+        }
+        if case .success = result { onProbeAnswered?(elapsed) }
+        flight.fulfil(outcome)
+    }
+}

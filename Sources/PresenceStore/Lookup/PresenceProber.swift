@@ -1,0 +1,24 @@
+import PresenceModel
+
+/// The origin behind a storage: something that can ask the presence server about a user again, as an image
+/// cache fetches a missed image from the network.
+///
+/// A prober feeds the same storage a ``PresenceLookup`` reads: its answers are stored like any update (they may
+/// evict someone else, and the storage's loss accounting stays exact), and returned to the caller as well, so
+/// an answer evicted again at once is still answered.
+public protocol PresenceProber: Sendable {
+    /// Whether the server answers probes about `jid` (a contact the watcher is subscribed to). Others are never
+    /// probed: the server would drop the probe and the lookup would only time out.
+    func isProbeable(_ jid: BareJID) -> Bool
+
+    /// Whether probes can be sent now.
+    var isConnected: Bool { get }
+
+    /// Asks the server about `jids` (all probeable), stores the answers and returns each user's presence as
+    /// answered; a member with no available resource is answered `offline`.
+    ///
+    /// Throws ``ProbeFailure/notConnected`` when the session is down or ends before the answers arrive, and
+    /// returns promptly (throwing `CancellationError`) when the calling task is cancelled: that is how
+    /// ``PresenceLookup`` enforces its timeout.
+    func probe(_ jids: Set<BareJID>) async throws -> [BareJID: UserPresence]
+}
