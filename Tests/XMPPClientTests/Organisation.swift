@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+import PresenceModel
+import PresenceSource
+import PresenceStore
+import PresenceTestSupport
+import XMPPClient
+
+/// A Prosody with a watcher and members in one shared roster group, as the README tells an operator to set up,
+/// and a storage the watcher source fills.
+final class Organisation: Sendable {
+    static let password = "s3cret pass"
+    let server: ProsodyServer
+    let storage: any MemoryStorage
+    let source: XMPPPresenceSource
+    private let task = Locked<Task<Void, Never>?>(nil)
+
+    /// - Parameters:
+    ///   - rosterOnly: more people in the group who have no account (nobody logs in as them).
+    ///   - storage: where the watcher keeps statuses (an evicting one for the refill tests).
+    init(
+        members: [String], outsiders: [String] = [], rosterOnly: [String] = [],
+        watcherPassword: String = Organisation.password, storage: any MemoryStorage = DictionaryMemoryStorage()
+    ) throws {
+        var accounts = Dictionary(uniqueKeysWithValues: (members + outsiders).map { ($0, Organisation.password) })
+        accounts["watcher"] = Organisation.password
+        server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
+        self.storage = storage
+        source = XMPPPresenceSource(
+            configuration: XMPPClientConfiguration(
+                account: try BareJID("watcher@\(server.domain)"), password: watcherPassword, resource: "presence",
+                host: "127.0.0.1", port: server.port,
+                keepAlive: KeepAlive(interval: .seconds(2), timeout: .seconds(2))),
+            storage: storage, backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(30)),
+            logger: Logger(label: "test.watcher"))
+    }
+
+    var endpoint: ProsodyEndpoint { server.endpoint }
+
+    func member(_ user: String, resource: String = "desk") async throws -> MemberClient {
+        try await MemberClient(user, password: Organisation.password, resource: resource, server: endpoint)
+    }
+
+    func startWatching() {
+        let source = source
+        task.withLock { $0 = Task { await source.run() } }
+    }
+
+    func stop() {
+        task.withLock { $0?.cancel() }
+        server.stop()
+    }
+
+    func bare(_ user: String) -> BareJID { jid("\(user)@\(server.domain)") }
+
+    func presence(of user: String) -> StoredPresence { storage.lookup(jid("\(user)@\(server.domain)")) }
+
+    func state(of user: String) -> PresenceState {
+        switch presence(of: user) {
+        case .present(let value): value.status?.isAvailable == true ? .available : .offline
+        case .lost: .lost
+        case .unknown: .unknown
+        }
+    }
+
+    func shown(_ user: String) -> ResourcePresence? { presence(of: user).presence?.status?.presence }
+
+    func snapshotComplete() async throws -> Bool {
+        try await eventually { source.status.snapshotComplete }
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import PresenceModel
+import PresenceSource
+import PresenceStore
+import PresenceTestSupport
+import Testing
+import XMPPClient
+
+/// Twelve members, eight of them online with a status of their own, watched into an LRU that holds three.
+private struct Office {
+    static let members = (1...12).map { "member\($0)" }
+    static let online = Array(members.prefix(8))
+    let organisation: Organisation
+    let sessions: [MemberClient]
+
+    static func start(countLimit: Int = 3, outsiders: [String] = []) async throws -> Office {
+        let organisation = try Organisation(
+            members: members, outsiders: outsiders, storage: LRUMemoryStorage(countLimit: countLimit))
+        var sessions: [MemberClient] = []
+        for user in online {
+            let session = try await organisation.member(user)
+            try await session.available(show: "away", status: "status of \(user)", priority: 1)
+            sessions.append(session)
+        }
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        return Office(organisation: organisation, sessions: sessions)
+    }
+
+    func lookup(probeTimeout: Duration = .seconds(5), probesPerSecond: Double = 1000) -> PresenceLookup {
+        PresenceLookup(
+            storage: organisation.storage, prober: organisation.source,
+            configuration: .init(probeTimeout: probeTimeout, probesPerSecond: probesPerSecond))
+    }
+
+    /// What the server knows about `user`: their status text when online, offline otherwise.
+    static func expected(_ user: String) -> String? { online.contains(user) ? "status of \(user)" : nil }
+
+    func stop() {
+        for session in sessions { session.logOff() }
+        organisation.stop()
+    }
+}
+
+extension LookupAnswer {
+    /// The status text shown, or nil for offline; "lost"/"unknown" when nothing is known.
+    var shownStatus: String?? {
+        switch stored {
+        case .present(let presence):
+            guard let status = presence.status else { return "never-applied" }
+            return status.isAvailable ? .some(status.presence.details.status) : .some(nil)
+        case .lost: return "lost"
+        case .unknown: return "unknown"
+        }
+    }
+}
+
+@Suite("Refill by probe against a real Prosody", .serialized)
+struct ProbeRefillAgainstProsodyTests {
+    @Test func everyMemberIsAnsweredCorrectlyUnderCacheElseProbeAndLostUsersStayLostUnderCacheOnly() async throws {
+        let office = try await Office.start()
+        defer { office.stop() }
+        let lookup = office.lookup()
+        let jids = Office.members.map(office.organisation.bare)
+
+        let cached = await lookup.lookup(jids, policy: .cacheOnly)
+        let lostCount = cached.count { if case .lost = $0.stored { true } else { false } }
+        #expect(lostCount == Office.members.count - 3, "the LRU holds 3 of 12")
+        #expect(cached.allSatisfy { $0.origin == ($0.stored.presence == nil ? .none : .storage) })
+        #expect(cached.allSatisfy { $0.probeFailure == nil })
+        #expect(lookup.statistics.sent == 0, "cache-only never asks the server")
+
+        // One at a time: each refill evicts someone else, who is then refilled in turn when asked.
+        for user in Office.members {
+            let answer = await lookup.lookup(office.organisation.bare(user), policy: .cacheElseProbe)
+            #expect(answer.shownStatus == .some(Office.expected(user)), "\(user)")
+            #expect(answer.probeFailure == nil)
+        }
+        // As one batch: the probes go out together, and every answer is right although the LRU keeps only 3.
+        let batch = await lookup.lookup(jids, policy: .cacheElseProbe)
+        for (user, answer) in zip(Office.members, batch) {
+            #expect(answer.shownStatus == .some(Office.expected(user)), "\(user)")
+        }
+        #expect(batch.count { $0.origin == .probe } >= Office.members.count - 3)
+        let statistics = lookup.statistics
+        #expect(statistics.answered == statistics.sent && statistics.sent > 0)
+        #expect(statistics.timedOut == 0 && statistics.refusedByBudget == 0)
+        // The refills went through the storage like any update: it still holds 3, and counted its evictions.
+        #expect(office.organisation.storage.count == 3)
+        #expect(office.organisation.storage.statistics.evictions[.countLimit, default: 0] > Office.members.count)
+    }
+
+    @Test func manyConcurrentLookupsForOneLostMemberSendOneProbe() async throws {
+        let office = try await Office.start()
+        defer { office.stop() }
+        let lookup = office.lookup()
+        let lost = try #require(
+            Office.online.map(office.organisation.bare).first {
+                if case .lost = office.organisation.storage.lookup($0) { true } else { false }
+            })
+        // Hold the server's answer back until every lookup is waiting.
+        office.organisation.server.pause()
+        let answers = Task {
+            await withTaskGroup(of: LookupAnswer.self) { group in
+                for _ in 0..<50 { group.addTask { await lookup.lookup(lost, policy: .cacheElseProbe) } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        let allWaiting = try await eventually { lookup.statistics.joinedInFlight == 49 }
+        office.organisation.server.resume()
+        let results = await answers.value
+        #expect(allWaiting)
+        #expect(lookup.statistics.sent == 1, "one probe however many lookups wait for it")
+        #expect(results.count == 50)
+        #expect(results.allSatisfy { $0.origin == .probe && $0.shownStatus == .some("status of \(lost.localpart!)") })
+    }
+
+    @Test func aProbeTheServerDoesNotAnswerInTimeAnswersLostWithTheReason() async throws {
+        let office = try await Office.start()
+        defer { office.stop() }
+        let lookup = office.lookup(probeTimeout: .milliseconds(300))
+        let lost = try #require(
+            Office.members.map(office.organisation.bare).first {
+                if case .lost = office.organisation.storage.lookup($0) { true } else { false }
+            })
+        office.organisation.server.pause()
+        let answer = await lookup.lookup(lost, policy: .cacheElseProbe)
+        office.organisation.server.resume()
+        #expect(answer.probeFailure == .timeout)
+        #expect(answer.origin == AnswerOrigin.none)
+        if case .lost = answer.stored {} else { Issue.record("expected lost, got \(answer.stored)") }
+        #expect(lookup.statistics.timedOut == 1 && lookup.statistics.answered == 0)
+        // The server is back: the next lookup is answered, and the late answer broke nothing.
+        let again = await lookup.lookup(lost, policy: .probe)
+        #expect(again.origin == .probe && again.probeFailure == nil)
+    }
+
+    @Test func probesOverTheBudgetAreRefusedAtOnceWithTheReason() async throws {
+        let office = try await Office.start()
+        defer { office.stop() }
+        let lookup = office.lookup(probesPerSecond: 2)
+        let lost = Office.members.map(office.organisation.bare).filter {
+            if case .lost = office.organisation.storage.lookup($0) { true } else { false }
+        }
+        let answers = await lookup.lookup(Array(lost.prefix(5)), policy: .cacheElseProbe)
+        #expect(answers.count { $0.origin == .probe } == 2, "a budget of 2/s allows a burst of 2")
+        let refused = answers.filter { $0.probeFailure == .rateLimited }
+        #expect(refused.count == 3)
+        #expect(refused.allSatisfy { if case .lost = $0.stored { true } else { false } })
+        #expect(lookup.statistics.refusedByBudget == 3 && lookup.statistics.sent == 2)
+    }
+
+    @Test func peopleOutsideTheRosterAreNeverProbed() async throws {
+        let office = try await Office.start(outsiders: ["visitor"])
+        defer { office.stop() }
+        let visitor = try await office.organisation.member("visitor")
+        defer { visitor.logOff() }
+        try await visitor.available(status: "just visiting")
+        let lookup = office.lookup()
+        let outsiders = [office.organisation.bare("visitor"), jid("someone@elsewhere.example")]
+        let answers = await lookup.lookup(outsiders, policy: .probe)
+        #expect(answers.allSatisfy { $0.probeFailure == .notAMember && $0.stored == .unknown })
+        #expect(lookup.statistics.sent == 0)
+    }
+
+    @Test func theProbePolicyAsksTheServerEvenForAUserTheStorageHolds() async throws {
+        let office = try await Office.start(countLimit: 100)
+        defer { office.stop() }
+        let lookup = office.lookup()
+        let user = Office.online[0]
+        let cached = await lookup.lookup(office.organisation.bare(user))
+        #expect(cached.origin == .storage, "cache-else-probe is the default with a source, and the storage holds all")
+        let probed = await lookup.lookup(office.organisation.bare(user), policy: .probe)
+        #expect(probed.origin == .probe && probed.shownStatus == .some("status of \(user)"))
+        let offline = await lookup.lookup(office.organisation.bare("member12"), policy: .probe)
+        #expect(offline.origin == .probe && offline.shownStatus == .some(nil), "an offline member is an answer")
+        #expect(lookup.statistics.sent == 2 && lookup.statistics.answered == 2)
+    }
+
+    @Test func withTheServerGoneLookupsSayNotConnectedInsteadOfWaiting() async throws {
+        let office = try await Office.start()
+        defer { office.stop() }
+        let lookup = office.lookup()
+        office.organisation.server.kill()
+        #expect(try await eventually { !office.organisation.source.isConnected })
+        let lost = Office.members.map(office.organisation.bare).filter {
+            if case .lost = office.organisation.storage.lookup($0) { true } else { false }
+        }
+        let answers = await lookup.lookup(lost, policy: .cacheElseProbe)
+        #expect(answers.allSatisfy { $0.probeFailure == .notConnected })
+        #expect(lookup.statistics.notConnected == lost.count && lookup.statistics.sent == 0)
+    }
+}
