@@ -43,6 +43,11 @@ struct CLITests {
         #expect(json["lost"] as? Int == 3)
         #expect((json["lostUsers"] as? [String])?.count == 3)
         #expect(((json["evictions"] as? [String: Int])?["count-limit"] ?? 0) >= 3)
+        // Reading all five in JID order refills heidi, ivan and judy; each refill evicts the least recently used,
+        // so kemal, held at the audit, is gone when read: 4 probes for 3 losses.
+        #expect(json["refillProbes"] as? Int == 4)
+        let dictionary = try #require(try CLI.run(["replay", CLI.sample("attendance.xml"), "--format", "json"]).json)
+        #expect(dictionary["refillProbes"] as? Int == 0)
     }
 
     @Test func compareRunsEveryStorageAndEndsWithAVerdict() throws {
@@ -103,6 +108,9 @@ struct CLITests {
         #expect(try CLI.run(["replay", CLI.sample("attendance.xml"), "--storage", "redis"]).status == 64)
         #expect(try CLI.run(["query", "--input", CLI.sample("attendance.xml"), "not a jid@"]).status == 64)
         #expect(try CLI.run(["generate", "--users", "0", "--updates", "1"]).status == 64)
+        let probing = try CLI.run(["query", "--input", CLI.sample("attendance.xml"), "--policy", "probe", "a@b.c"])
+        #expect(probing.status == 64)
+        #expect(probing.stderr.contains("needs --server"))
     }
 
     @Test func anInputThatCannotBeOpenedExits66() throws {

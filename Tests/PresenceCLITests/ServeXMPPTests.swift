@@ -75,6 +75,66 @@ struct ServeXMPPTests {
         _ = alice
     }
 
+    @Test func anLRUServiceRefillsLostMembersByProbeAndSaysWhereEachAnswerCameFrom() async throws {
+        let members = (1 ... 6).map { "m\($0)" }
+        var accounts = Dictionary(uniqueKeysWithValues: members.map { ($0, "pw") })
+        accounts["watcher"] = ServeXMPPTests.password
+        let server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members])
+        defer { server.stop() }
+        var sessions: [MemberClient] = []
+        for member in members {
+            let session = try await MemberClient(member, password: "pw", resource: "desk", server: server.endpoint)
+            try await session.available(status: "I am \(member)")
+            sessions.append(session)
+        }
+        let service = try RunningServer([
+            "--storage", "lru", "--count-limit", "2", "--probe-timeout", "5", "--probe-rate", "100",
+            "--xmpp-jid", "watcher@\(server.domain)", "--xmpp-password-file", try passwordFile(in: server.directory),
+            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port),
+        ])
+        defer { _ = service.stop() }
+        let base = "http://127.0.0.1:\(service.httpPort)"
+        #expect(
+            try await eventually {
+                (try stats(port: service.httpPort)?["source"] as? [String: Any])?["live"] as? Bool == true
+            })
+
+        func ask(_ policy: String?) throws -> [[String: Any]] {
+            let result = try CLI.run(
+                ["query", "--server", base, "--format", "json"] + (policy.map { ["--policy", $0] } ?? [])
+                    + members.map { "\($0)@\(server.domain)" })
+            #expect(result.status == 0, "\(result.stderr)")
+            let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            return document?["results"] as? [[String: Any]] ?? []
+        }
+        let cached = try ask("cache-only")
+        #expect(cached.count { $0["state"] as? String == "lost" } == 4, "the LRU holds 2 of 6")
+        #expect(
+            cached.allSatisfy { ($0["origin"] as? String) == ($0["state"] as? String == "lost" ? "none" : "storage") })
+        let refilled = try ask(nil)
+        #expect(refilled.map { $0["status"] as? String } == members.map { "I am \($0)" }, "the default refills")
+        #expect(refilled.count { $0["origin"] as? String == "probe" } >= 4)
+        #expect(refilled.allSatisfy { $0["probeFailure"] is NSNull })
+
+        let probes = try #require(try stats(port: service.httpPort)?["probes"] as? [String: Any])
+        #expect(probes["defaultPolicy"] as? String == "cache-else-probe")
+        #expect((probes["sent"] as? Int ?? 0) >= 4 && probes["answered"] as? Int == probes["sent"] as? Int)
+        #expect(probes["probesPerSecond"] as? Double == 100)
+        #expect(probes["timeoutMilliseconds"] as? Double == 5000)
+        let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: service.httpPort, path: "/metrics")
+        let exposition = String(decoding: metrics.body, as: UTF8.self)
+        #expect(exposition.contains("presence_probes{outcome=\"answered\"}"))
+        #expect(exposition.contains("presence_probe_refill_seconds_count"))
+
+        let unknownPolicy = try LoopbackHTTPClient.get(
+            host: "127.0.0.1", port: service.httpPort, path: "/v1/presence/m1@\(server.domain)?policy=sometimes")
+        #expect(unknownPolicy.status == 400)
+        #expect(String(decoding: unknownPolicy.body, as: UTF8.self).contains("cache-else-probe"))
+        let text = try CLI.run(["query", "--server", base, "--policy", "probe", "m1@\(server.domain)"])
+        #expect(text.stdout.contains("probe"), "the text output says where the answer came from")
+        _ = sessions
+    }
+
     @Test func aServerWithAPrivateCAIsWatchedOverVerifiedTLS() async throws {
         let server = try ProsodyServer(
             accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]],

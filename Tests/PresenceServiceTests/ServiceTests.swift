@@ -223,6 +223,26 @@ struct ServiceTests {
         }
     }
 
+    @Test func withoutAnXMPPSourceAnswersComeFromTheStorageAndProbingPoliciesAreRefused() async throws {
+        try await withService(storage: LRUMemoryStorage(countLimit: 1)) { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send("<presence from='a@example.com/desk'/><presence from='b@example.com/desk'/>")
+            #expect(try await eventually { try await state(of: "a@example.com", port: ports.http)?.state == .lost })
+            let lost = try #require(try await state(of: "a@example.com", port: ports.http))
+            #expect(lost.origin == AnswerOrigin.none && lost.probeFailure == nil, "cache-only: lost stays lost")
+            #expect(try await state(of: "b@example.com", port: ports.http)?.origin == .storage)
+            let cacheOnly = try await httpGet("/v1/presence/a@example.com?policy=cache-only", port: ports.http)
+            #expect(cacheOnly.status == 200)
+            for policy in ["probe", "cache-else-probe"] {
+                let refused = try await httpGet("/v1/presence?jid=a@example.com&policy=\(policy)", port: ports.http)
+                #expect(refused.status == 400)
+                #expect(String(decoding: refused.body, as: UTF8.self).contains("needs an XMPP source"))
+            }
+            #expect(try await get(ServiceStats.self, "/v1/stats", port: ports.http).probes == nil)
+        }
+    }
+
     @Test func gracefulShutdownFinishesTheStanzasInHand() async throws {
         let storage = DictionaryMemoryStorage()
         let total = 20_000

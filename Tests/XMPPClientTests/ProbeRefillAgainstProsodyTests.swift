@@ -8,7 +8,7 @@ import XMPPClient
 
 /// Twelve members, eight of them online with a status of their own, watched into an LRU that holds three.
 private struct Office {
-    static let members = (1...12).map { "member\($0)" }
+    static let members = (1 ... 12).map { "member\($0)" }
     static let online = Array(members.prefix(8))
     let organisation: Organisation
     let sessions: [MemberClient]
@@ -102,7 +102,7 @@ struct ProbeRefillAgainstProsodyTests {
         office.organisation.server.pause()
         let answers = Task {
             await withTaskGroup(of: LookupAnswer.self) { group in
-                for _ in 0..<50 { group.addTask { await lookup.lookup(lost, policy: .cacheElseProbe) } }
+                for _ in 0 ..< 50 { group.addTask { await lookup.lookup(lost, policy: .cacheElseProbe) } }
                 return await group.reduce(into: []) { $0.append($1) }
             }
         }
