@@ -70,9 +70,29 @@ let package = Package(
                 .product(name: "XMPPClient", package: "PresenceStore"),
                 .product(name: "XMPPStream", package: "PresenceStore"),
                 .product(name: "PresenceModel", package: "PresenceStore"),
+                "ProsodyLoad",
             ],
             path: "Benchmarks/XMPPSourceLoad"
         ),
+        // Refill by probe against a real Prosody with 1,000 members: lookup latency by where the answer comes from,
+        // and the probe load evicting storages of several sizes put on the server under a steady query mix.
+        .executableTarget(
+            name: "ProbeRefillLoad",
+            dependencies: [
+                "ProsodyLoad",
+                .product(name: "LoopbackHTTP", package: "PresenceStore"),
+                .product(name: "PresenceService", package: "PresenceStore"),
+                .product(name: "PresenceSource", package: "PresenceStore"),
+                .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "PresenceWorkload", package: "PresenceStore"),
+                .product(name: "XMPPClient", package: "PresenceStore"),
+                .product(name: "XMPPStream", package: "PresenceStore"),
+                .product(name: "PresenceModel", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/ProbeRefillLoad"
+        ),
+        // A Prosody of the benchmarks' own with N member accounts, for the loads against a real XMPP server.
+        .target(name: "ProsodyLoad", path: "Sources/ProsodyLoad"),
     ],
     swiftLanguageModes: [.v6]
 )

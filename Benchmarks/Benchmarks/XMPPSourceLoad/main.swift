@@ -5,107 +5,31 @@
 //   swift run --package-path Benchmarks -c release XMPPSourceLoad [members] [changers] [seconds]
 //
 // Members are real client sessions of this package's connection (SCRAM over loopback, one per account); the
-// watcher is `XMPPPresenceSource` with a dictionary storage, as `presence serve --xmpp-jid` runs it. Each member
-// shares one `mod_groups` group with the watcher only, so the watcher's roster holds every member and no member
-// sees the others (a single group of N would make Prosody broadcast N² presences at login).
+// watcher is `XMPPPresenceSource` with a dictionary storage, as `presence serve --xmpp-jid` runs it. The server is
+// `LoadProsody`: one group per member, shared with the watcher only.
 import Foundation
 import PresenceModel
 import PresenceSource
 import PresenceStore
+import ProsodyLoad
 import Synchronization
 import XMPPClient
 import XMPPStream
 
-setvbuf(stdout, nil, _IOLBF, 0)  // one line at a time, also into a pipe
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let memberCount = arguments.first ?? 1000
 let changerCount = min(arguments.dropFirst().first ?? 100, memberCount)
-let seconds = arguments.dropFirst(2).first ?? 10
-let domain = "example.test"
+let windowSeconds = arguments.dropFirst(2).first ?? 10
 
 // MARK: A Prosody of our own
 
-let directory = FileManager.default.temporaryDirectory.appendingPathComponent("xmpp-load-\(UUID().uuidString)")
-let accounts = directory.appendingPathComponent("data/example%2etest/accounts")
-try FileManager.default.createDirectory(at: accounts, withIntermediateDirectories: true)
-func member(_ index: Int) -> String { String(format: "m%05d", index) }
-// internal_plain accounts written directly: registering 10,000 accounts through prosodyctl takes minutes.
-for name in (0 ..< memberCount).map(member) + ["watcher"] {
-    try "return { [\"password\"] = \"pw\"; };\n".write(
-        to: accounts.appendingPathComponent("\(name).dat"), atomically: false, encoding: .utf8)
-}
-var groups = ""
-for index in 0 ..< memberCount { groups += "[g\(index)]\nwatcher@\(domain)\n\(member(index))@\(domain)\n" }
-try groups.write(to: directory.appendingPathComponent("groups.txt"), atomically: false, encoding: .utf8)
-let port = 20_000 + Int.random(in: 0 ..< 20_000)
-try """
-run_as_root = true
-pidfile = "\(directory.path)/prosody.pid"
-data_path = "\(directory.path)/data"
-network_backend = "epoll"
-modules_enabled = { "roster"; "saslauth"; "disco"; "ping"; "groups" }
-modules_disabled = { "s2s" }
-c2s_ports = { \(port) }
-c2s_interfaces = { "127.0.0.1" }
-s2s_ports = { }
-http_ports = { }
-https_ports = { }
-legacy_ssl_ports = { }
-c2s_direct_tls_ports = { }
-authentication = "internal_plain"
-c2s_require_encryption = false
-groups_file = "\(directory.path)/groups.txt"
-log = { warn = "\(directory.path)/prosody.log" }
-VirtualHost "\(domain)"
-""".write(to: directory.appendingPathComponent("prosody.cfg.lua"), atomically: false, encoding: .utf8)
-let prosody = Process()
-prosody.executableURL = URL(fileURLWithPath: "/usr/bin/prosody")
-prosody.arguments = ["--config", directory.appendingPathComponent("prosody.cfg.lua").path, "-F"]
-prosody.standardOutput = FileHandle.nullDevice
-prosody.standardError = FileHandle.nullDevice
-try prosody.run()
-try await Task.sleep(for: .seconds(2))
-
-/// CPU seconds Prosody has used so far (utime + stime from /proc).
-func prosodyCPUSeconds() -> Double {
-    guard let stat = try? String(contentsOfFile: "/proc/\(prosody.processIdentifier)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return 0 }
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    return (Double(fields[11]) ?? 0) / 100 + (Double(fields[12]) ?? 0) / 100
-}
-
-func ownCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
-        + Double(usage.ru_stime.tv_usec) / 1e6
-}
+let prosody = try LoadProsody(members: memberCount)
+let domain = prosody.domain
+let port = prosody.port
+func member(_ index: Int) -> String { LoadProsody.member(index) }
+func prosodyCPUSeconds() -> Double { prosody.cpuSeconds() }
 
 // MARK: Members
-
-/// Lets waiting tasks through once opened.
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state in
-                if state.open { return true }
-                state.waiting.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-    func open() {
-        let waiting = state.withLock { state in
-            state.open = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
-}
 
 let loggedIn = Atomic<Int>(0)
 let loginFailures = Atomic<Int>(0)
@@ -156,7 +80,7 @@ func runMember(_ index: Int) async {
     } catch {
         guard !ending.load(ordering: .relaxed) else { return }
         loginFailures.add(1, ordering: .relaxed)
-        if loginFailures.load(ordering: .relaxed) <= 3 { print("member \(index): \(error)") }
+        if loginFailures.load(ordering: .relaxed) <= 3 { report("member \(index): \(error)") }
     }
 }
 
@@ -180,7 +104,7 @@ while loggedIn.load(ordering: .relaxed) + loginFailures.load(ordering: .relaxed)
     try await Task.sleep(for: .milliseconds(50))
 }
 let loginTime = ContinuousClock.now - loginStart
-print("members logged in: \(loggedIn.load(ordering: .relaxed)) of \(memberCount) in \(loginTime)")
+report("members logged in: \(loggedIn.load(ordering: .relaxed)) of \(memberCount) in \(loginTime)")
 
 // MARK: The watcher's snapshot
 
@@ -195,22 +119,18 @@ let sourceTask = Task { await source.run() }
 while !source.status.snapshotComplete { try await Task.sleep(for: .milliseconds(2)) }
 let watchTime = ContinuousClock.now - watchStart
 let available = storage.keys.filter { storage.get($0)?.status?.isAvailable == true }.count
-print(
+report(
     "snapshot: roster \(source.status.rosterSize), \(available) available in storage; "
         + "login to complete snapshot \(watchTime), initial presence to complete snapshot "
         + "\(source.status.lastSnapshotDuration ?? .zero)")
 
 // MARK: Sustained changes, at rising offered rates
 
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}
-
 /// Changes applied since the snapshot (the snapshot's own presences are not changes).
 let snapshotPresences = source.status.presencesReceived
 func appliedChanges() -> Int { source.status.presencesReceived - snapshotPresences }
 
-print("offered/s  sent/s  applied/s  backlog  drained in  Prosody CPU  this process CPU")
+report("offered/s  sent/s  applied/s  backlog  drained in  Prosody CPU  this process CPU")
 changeGate.open()
 for rate in [1_000, 2_000, 5_000, 10_000, 20_000, 40_000] {
     changeInterval.store(1_000_000_000 * changerCount / rate, ordering: .relaxed)
@@ -221,7 +141,7 @@ for rate in [1_000, 2_000, 5_000, 10_000, 20_000, 40_000] {
     let prosodyBefore = prosodyCPUSeconds()
     let ownBefore = ownCPUSeconds()
     let start = ContinuousClock.now
-    try await Task.sleep(for: .seconds(seconds))
+    try await Task.sleep(for: .seconds(windowSeconds))
     let window = seconds(ContinuousClock.now - start)
     let sentInWindow = sent.load(ordering: .relaxed) - sentBefore
     let appliedInWindow = appliedChanges() - receivedBefore
@@ -238,7 +158,7 @@ for rate in [1_000, 2_000, 5_000, 10_000, 20_000, 40_000] {
         try await Task.sleep(for: .milliseconds(5))
     }
     let drained = seconds(ContinuousClock.now - drainStart)
-    print(
+    report(
         String(
             format: "%9d  %6.0f  %9.0f  %7d  %8.2f s  %10.0f%%  %15.0f%%", rate, Double(sentInWindow) / window,
             Double(appliedInWindow) / window, backlog, drained, prosodyCPU / window * 100, ownCPU / window * 100))
@@ -252,10 +172,9 @@ while appliedChanges() < totalSent, ContinuousClock.now - finalDrain < .seconds(
     try await Task.sleep(for: .milliseconds(5))
 }
 let totalApplied = appliedChanges()
-print("all changes: sent \(totalSent), applied \(totalApplied) (every change reaches the storage when equal)")
+report("all changes: sent \(totalSent), applied \(totalApplied) (every change reaches the storage when equal)")
 ending.store(true, ordering: .relaxed)
 endGate.open()
 sourceTask.cancel()
 memberTasks.cancel()
-kill(prosody.processIdentifier, SIGKILL)
-try? FileManager.default.removeItem(at: directory)
+prosody.stop()
