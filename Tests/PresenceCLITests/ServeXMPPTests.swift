@@ -121,6 +121,8 @@ struct ServeXMPPTests {
         #expect((probes["sent"] as? Int ?? 0) >= 4 && probes["answered"] as? Int == probes["sent"] as? Int)
         #expect(probes["probesPerSecond"] as? Double == 100)
         #expect(probes["timeoutMilliseconds"] as? Double == 5000)
+        let statsText = try CLI.run(["stats", "--server", base]).stdout
+        #expect(statsText.contains("cache-else-probe") && statsText.contains("answered"))
         let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: service.httpPort, path: "/metrics")
         let exposition = String(decoding: metrics.body, as: UTF8.self)
         #expect(exposition.contains("presence_probes{outcome=\"answered\"}"))

@@ -22,6 +22,12 @@ struct WireFormatTests {
             PresenceQueryResult(jid: jid("c@example.com"), stored: .lost(.countLimit)),
             PresenceQueryResult(jid: jid("d@example.com"), stored: .lost(nil)),
             PresenceQueryResult(jid: jid("e@example.com"), stored: .unknown),
+            PresenceQueryResult(
+                LookupAnswer(jid: jid("f@example.com"), stored: .present(offline), origin: .probe), live: true),
+            PresenceQueryResult(
+                LookupAnswer(
+                    jid: jid("g@example.com"), stored: .lost(.pressure), origin: .none, probeFailure: .rateLimited),
+                live: false),
         ]
     }
 
@@ -35,9 +41,12 @@ struct WireFormatTests {
         let first = try #require((object["results"] as? [[String: Any]])?.first)
         #expect(
             first.keys.sorted() == [
-                "attendance", "cause", "jid", "live", "priority", "resource", "show", "since", "state", "status",
+                "attendance", "cause", "jid", "live", "origin", "priority", "probeFailure", "resource", "show",
+                "since", "state", "status",
             ])
         #expect(first["live"] is NSNull, "without an XMPP source nobody claims the answer is live")
+        #expect(first["origin"] as? String == "storage")
+        #expect(first["probeFailure"] is NSNull)
         #expect(
             first["status"] as? String == "Line\nbreak \\ tab\t \u{1} é ✓", "control characters and quotes are escaped")
         #expect(first["state"] as? String == "available")
@@ -57,14 +66,28 @@ struct WireFormatTests {
             connectionsAccepted: 0, stanzasRead: 0, updatesApplied: 0, stanzasIgnored: 0, presencesRejected: 0,
             streamErrors: 0, source: source)
         #expect(try JSONDecoder().decode(ServiceStats.self, from: Data(stats.jsonBytes())) == stats)
+        var probeStatistics = ProbeStatistics()
+        probeStatistics.sent = 12
+        probeStatistics.answered = 11
+        probeStatistics.timedOut = 1
+        probeStatistics.latency.record(.microseconds(700))
+        stats.probes = ProbeReport(probeStatistics, defaultPolicy: .cacheElseProbe, configuration: .init())
+        #expect(stats.probes?.latencyP50Milliseconds == 1, "the upper bound of the bucket holding 0.7 ms")
+        #expect(try JSONDecoder().decode(ServiceStats.self, from: Data(stats.jsonBytes())) == stats)
         stats.source = nil
+        stats.probes = nil
         let object = try #require(try JSONSerialization.jsonObject(with: Data(stats.jsonBytes())) as? [String: Any])
         #expect(object["source"] is NSNull)
+        #expect(object["probes"] is NSNull)
     }
 
     @Test func everyStateIsOneOfFourWordsAndLostSaysWhy() {
-        #expect(WireFormatTests.results().map(\.state) == [.available, .offline, .lost, .lost, .unknown])
-        #expect(WireFormatTests.results().map(\.cause) == [nil, nil, .countLimit, nil, nil])
+        #expect(
+            WireFormatTests.results().map(\.state) == [.available, .offline, .lost, .lost, .unknown, .offline, .lost])
+        #expect(WireFormatTests.results().map(\.cause) == [nil, nil, .countLimit, nil, nil, nil, .pressure])
+        #expect(
+            WireFormatTests.results().map(\.origin) == [.storage, .storage, .none, .none, .none, .probe, .none])
+        #expect(WireFormatTests.results().last?.probeFailure == .rateLimited)
         #expect(PresenceState.allCases.map(\.rawValue) == ["available", "offline", "unknown", "lost"])
     }
 

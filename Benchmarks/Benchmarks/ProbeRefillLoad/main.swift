@@ -2,10 +2,11 @@
 // lookup takes by where its answer comes from, and what an evicting storage costs the server instead of losing
 // statuses for good.
 //
-//   swift run --package-path Benchmarks -c release ProbeRefillLoad [members] [lookups/s] [seconds]
+//   swift run --package-path Benchmarks -c release ProbeRefillLoad [members] [lookups/s] [seconds] [gc]
 //
 // `members` accounts (default 1,000), 80% of them logged in with a status of their own, the rest offline; the
-// watcher is `presence serve`'s own `PresenceServer` with its XMPP source, run in this process.
+// watcher is `presence serve`'s own `PresenceServer` with its XMPP source, run in this process. `gc` is
+// Prosody's garbage collector mode: `incremental` (its default) or `generational`.
 //
 // 1. Latency, one lookup at a time: through the library (`PresenceLookup`, the code behind the HTTP API) and as
 //    one HTTP GET on a fresh loopback connection. Answered by the dictionary, by an LRU holding the user, by an
@@ -32,7 +33,8 @@ let lookupRate = arguments.dropFirst().first ?? 1000
 let mixSeconds = arguments.dropFirst(2).first ?? 10
 let onlineCount = memberCount * 8 / 10
 
-let prosody = try LoadProsody(members: memberCount)
+let garbageCollector = CommandLine.arguments.dropFirst(4).first ?? "incremental"
+let prosody = try LoadProsody(members: memberCount, garbageCollector: garbageCollector)
 defer { prosody.stop() }
 let members = (0 ..< memberCount).map { try! BareJID("\(LoadProsody.member($0))@\(prosody.domain)") }
 
@@ -65,7 +67,9 @@ let memberTasks = Task {
     }
 }
 while loggedIn.load(ordering: .relaxed) < onlineCount { try await Task.sleep(for: .milliseconds(20)) }
-report("Prosody on 127.0.0.1:\(prosody.port): \(memberCount) members, \(onlineCount) logged in with a status")
+report(
+    "Prosody on 127.0.0.1:\(prosody.port) (gc \(garbageCollector)): \(memberCount) members, \(onlineCount) logged in "
+        + "with a status")
 
 // MARK: The service under test
 
@@ -172,6 +176,33 @@ func row(_ label: String, _ result: (library: (Double, Double), http: (Double, D
 
 let samples = 2000
 report("\nlookup answered by                          lib p50   lib p99  http p50  http p99  (ms; wrong origin)")
+do {
+    // Prosody's own time: a probe and a ping written at once on a plain session, until the ping's answer.
+    let configuration = XMPPClientConfiguration(
+        account: try BareJID("watcher@\(prosody.domain)"), password: LoadProsody.password, resource: "raw",
+        host: "127.0.0.1", port: prosody.port, tls: .off)
+    let targets = members
+    let times = try await Task.detached {
+        try await XMPPConnection.withSession(configuration) { session in
+            var times: [Double] = []
+            for index in 0..<samples {
+                var writer = XMPPWriter()
+                writer.presence(type: "probe", to: targets[(index * 7919) % targets.count].rawValue)
+                let start = ContinuousClock.now
+                try await session.send(writer.bytes + IQ.ping(id: "raw-\(index)"))
+                while let stanza = try await session.next() {
+                    if let iq = IQ(stanza), iq.id == "raw-\(index)" { break }
+                }
+                times.append(seconds(ContinuousClock.now - start))
+            }
+            return times
+        }
+    }.value
+    let (p50, p99) = percentiles(times)
+    report(
+        "Prosody alone: probe + ping on a session".padding(toLength: 44, withPad: " ", startingAt: 0)
+            + String(format: "%8.3f  %8.3f", p50, p99))
+}
 do {
     let watcher = try await startWatcher(storage: DictionaryMemoryStorage(), probesPerSecond: 1_000_000)
     row(

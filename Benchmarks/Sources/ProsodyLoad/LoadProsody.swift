@@ -12,7 +12,8 @@ public final class LoadProsody: Sendable {
 
     public static let password = "pw"
 
-    public init(members: Int) throws {
+    /// - Parameter garbageCollector: Prosody's `gc` mode, `incremental` (its default) or `generational` (Lua 5.4).
+    public init(members: Int, garbageCollector: String? = nil) throws {
         memberCount = members
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("prosody-load-\(UUID().uuidString)")
         let accounts = directory.appendingPathComponent("data/example%2etest/accounts")
@@ -33,6 +34,7 @@ public final class LoadProsody: Sendable {
         pidfile = "\(directory.path)/prosody.pid"
         data_path = "\(directory.path)/data"
         network_backend = "epoll"
+        \(garbageCollector.map { "gc = { mode = \"\($0)\" }" } ?? "")
         modules_enabled = { "roster"; "saslauth"; "disco"; "ping"; "groups" }
         modules_disabled = { "s2s" }
         c2s_ports = { \(port) }

@@ -59,6 +59,22 @@ struct StatsCommand: ParsableCommand {
             } else {
                 table.rows.append(["source", "feed port only"])
             }
+            if let probes = stats.probes {
+                let latency = [probes.latencyP50Milliseconds, probes.latencyP99Milliseconds].map {
+                    $0.map { "≤ \(Format.count(Int($0.rounded(.up)))) ms" } ?? "-"
+                }
+                table.rows += [
+                    ["default policy", probes.defaultPolicy],
+                    [
+                        "probes",
+                        "\(Format.count(probes.sent)) sent, \(Format.count(probes.answered)) answered, "
+                            + "\(Format.count(probes.timedOut)) timed out, \(Format.count(probes.failed)) failed, "
+                            + "\(Format.count(probes.refusedByBudget)) over budget, "
+                            + "\(Format.count(probes.joinedInFlight)) joined one in flight",
+                    ],
+                    ["probe latency", "p50 \(latency[0]), p99 \(latency[1])"],
+                ]
+            }
             print(table.render())
         }
     }
