@@ -96,9 +96,12 @@ final class PendingProbes: Sendable {
     }
 
     /// The ping closing batch `id` was answered: makes the storage agree with the answers (a member that sent
-    /// none is offline, a resource not reported is gone) and hands each member's presence to the lookups.
+    /// none is offline, a resource not reported is gone) and hands each member's presence to the lookups. A
+    /// member taken off the roster meanwhile is left alone: the storage forgot them on purpose.
     /// Returns false when `id` is not a probe batch.
-    func complete(id: String, storage: any MemoryStorage, at now: PresenceTime) -> Bool {
+    func complete(
+        id: String, storage: any MemoryStorage, at now: PresenceTime, isWatched: (BareJID) -> Bool
+    ) -> Bool {
         guard id.hasPrefix(Self.idPrefix) else { return false }
         let finished = state.withLock { state -> (batch: Batch, members: Set<BareJID>, seen: [BareJID: Set<String>])? in
             guard let batch = state.batches.removeValue(forKey: id), let done = state.barrier.complete(id: id)
@@ -106,9 +109,10 @@ final class PendingProbes: Sendable {
             return (batch, done.members, done.seen)
         }
         guard let finished else { return true }
-        SnapshotReconciliation.apply(members: finished.members, reported: finished.seen, to: storage, at: now)
+        let members = finished.members.filter(isWatched)
+        SnapshotReconciliation.apply(members: members, reported: finished.seen, to: storage, at: now)
         var answers: Answers = [:]
-        for member in finished.members {
+        for member in members {
             if case .present(let stored) = storage.lookup(member), stored.status != nil {
                 answers[member] = stored
             } else if let captured = finished.batch.captured[member], captured.status != nil {

@@ -188,7 +188,9 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 snapshotStarted = .now
                 snapshotID = try await beginBarrier(for: watchedMembers(roster))
             case .result, .error:
-                if pendingProbes.complete(id: iq.id, storage: storage, at: clock()) { continue }
+                if pendingProbes.complete(id: iq.id, storage: storage, at: clock(), isWatched: isProbeable) {
+                    continue
+                }
                 guard let done = barrier.complete(id: iq.id) else { continue }
                 let offline = SnapshotReconciliation.apply(
                     members: done.members, reported: done.seen, to: storage, at: clock())

@@ -153,7 +153,11 @@ public final class PresenceLookup: Sendable {
         var outcome: [BareJID: Result<UserPresence, ProbeFailure>] = [:]
         switch result {
         case .success(let answers):
-            for jid in jids { outcome[jid] = answers[jid].map { .success($0) } ?? .failure(.timeout) }
+            for jid in jids {
+                // A member without an answer left the roster while the probe was out.
+                outcome[jid] =
+                    answers[jid].map { .success($0) } ?? .failure(prober.isProbeable(jid) ? .timeout : .notAMember)
+            }
         case .failure(let failure):
             for jid in jids { outcome[jid] = .failure(failure) }
         }
