@@ -19,6 +19,8 @@ public struct PresenceServer: Sendable {
     public let xmppSource: XMPPPresenceSource?
     /// How queries read the storage, refilling by probe from ``xmppSource`` when there is one.
     public let lookup: PresenceLookup
+    /// The change streams' fan-out.
+    public let changes: ChangeHub
     public let logger: Logger
 
     public init(
@@ -36,6 +38,7 @@ public struct PresenceServer: Sendable {
         lookup = PresenceLookup(
             storage: storage, prober: xmppSource, configuration: configuration.lookup,
             onProbeAnswered: { [metrics] in metrics.recordProbeAnswered(after: $0) })
+        changes = ChangeHub(storage: storage, configuration: configuration.events, logger: logger)
     }
 
     /// The ports actually bound (useful when the configuration asks for port 0).
@@ -54,7 +57,7 @@ public struct PresenceServer: Sendable {
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
         let application = Application(
             router: QueryRoutes.router(
-                lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource),
+                lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },
@@ -70,6 +73,8 @@ public struct PresenceServer: Sendable {
             .init(service: application),
             .init(service: feed),
             .init(service: pressure, successTerminationBehavior: .ignore),
+            // Shut down before the API: ending the streams lets their responses complete.
+            .init(service: ChangeHubService(hub: changes)),
         ]
         if let xmppSource {
             // Before pressure in shutdown order: the source stops first, then the rest as before.

@@ -21,6 +21,8 @@ public struct ServiceConfiguration: Sendable {
     public var decoder: PresenceDecoder
     /// How queries refill what the storage lost from the XMPP source: probe timeout and budget.
     public var lookup: PresenceLookup.Configuration
+    /// The change streams' limits.
+    public var events: EventStreamConfiguration
 
     public static let defaultMaxConnections = 1024
     public static let defaultIdleTimeout: Duration = .seconds(300)
@@ -30,7 +32,8 @@ public struct ServiceConfiguration: Sendable {
         feedHost: String = "127.0.0.1", feedPort: Int = 5270, httpHost: String = "127.0.0.1", httpPort: Int = 8080,
         maxConnections: Int = defaultMaxConnections, idleTimeout: Duration = defaultIdleTimeout,
         pressureInterval: Duration = defaultPressureInterval, stream: XMPPStreamParser.Configuration = .init(),
-        decoder: PresenceDecoder = .init(), lookup: PresenceLookup.Configuration = .init()
+        decoder: PresenceDecoder = .init(), lookup: PresenceLookup.Configuration = .init(),
+        events: EventStreamConfiguration = .init()
     ) {
         self.feedHost = feedHost
         self.feedPort = feedPort
@@ -42,6 +45,7 @@ public struct ServiceConfiguration: Sendable {
         self.stream = stream
         self.decoder = decoder
         self.lookup = lookup
+        self.events = events
     }
 
     /// Whether a host is a loopback address (127.0.0.0/8, ::1, localhost): the only ones served without an

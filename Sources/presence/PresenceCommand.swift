@@ -13,7 +13,7 @@ struct PresenceCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ReplayCommand.self, CompareCommand.self, QueryCommand.self, GenerateCommand.self, ServeCommand.self,
-            StatsCommand.self,
+            StatsCommand.self, WatchCommand.self,
         ])
 }
 

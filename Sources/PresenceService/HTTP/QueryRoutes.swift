@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import PresenceSource
@@ -9,10 +11,32 @@ import PresenceWire
 /// a document of the wire format (`PresenceWire`), written by its one encoder.
 enum QueryRoutes {
     static func router(
-        lookup: PresenceLookup, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?
-    ) -> Router<BasicRequestContext> {
+        lookup: PresenceLookup, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?,
+        hub: ChangeHub
+    ) -> Router<ServiceRequestContext> {
         let storage = lookup.storage
-        let router = Router()
+        let router = Router(context: ServiceRequestContext.self)
+        // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
+        EventRoutes.add(to: router, hub: hub, source: source)
+        router.get("/v1/presence/:jid/badge.svg") { request, context -> Response in
+            let raw = try context.parameters.require("jid")
+            let text = raw.removingPercentEncoding ?? raw
+            guard let jid = try? JID(text).bare else {
+                return badRequest("jid-malformed", "'\(text)' is not a valid JID")
+            }
+            let svg = Array(StatusBadge.svg(for: PresenceQueryResult(jid: jid, stored: storage.lookup(jid))).utf8)
+            let tag = "\"" + SHA256.hash(data: svg).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+            // Statuses change at any moment: caches may keep the badge but must ask again each time, which the
+            // ETag makes a 304 when nothing changed.
+            var headers: HTTPFields = [.cacheControl: "no-cache", .eTag: tag]
+            if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: {
+                $0.trimmingCharacters(in: .whitespaces) == tag
+            }) == true {
+                return Response(status: .notModified, headers: headers)
+            }
+            headers[.contentType] = "image/svg+xml; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: svg)))
+        }
         router.get("/v1/presence/:jid") { request, context -> Response in
             let raw = try context.parameters.require("jid")
             return await answer([raw.removingPercentEncoding ?? raw], request: request, lookup: lookup, source: source)
@@ -82,7 +106,7 @@ enum QueryRoutes {
         return json(QueryDocument(results: answers.map { PresenceQueryResult($0, live: live) }))
     }
 
-    private static func badRequest(_ condition: String, _ message: String) -> Response {
+    static func badRequest(_ condition: String, _ message: String) -> Response {
         json(ErrorDocument(ErrorReport(condition: condition, message: message)), status: .badRequest)
     }
 

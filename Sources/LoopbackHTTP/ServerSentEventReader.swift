@@ -1,0 +1,236 @@
+import Foundation
+
+/// A blocking reader of a Server-Sent Events stream (`text/event-stream`) from a service on this machine or
+/// another: `presence watch` and the tests. Handles chunked transfer encoding and comment lines; one connection
+/// per reader.
+public final class ServerSentEventReader {
+    /// One event: its `id:`, `event:` name (`message` when none) and `data:` lines joined by newlines.
+    public struct Event: Sendable, Equatable {
+        public var id: String?
+        public var name: String
+        public var data: String
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The status and headers of the response.
+    public let status: Int
+    public let headers: [String: String]
+    private let descriptor: Int32
+    private var raw: [UInt8] = []
+    private var rawIndex = 0
+    private var body: [UInt8] = []
+    private var chunked: Bool
+    /// Bytes left in the current chunk; nil when a chunk-size line comes next.
+    private var chunkRemaining: Int?
+    private var ended = false
+
+    /// Connects and sends `GET path` with `Accept: text/event-stream` (and `Last-Event-ID` when given). A read
+    /// waits at most `idleTimeout` (longer than the service's heartbeat).
+    public init(
+        host: String, port: Int, path: String, lastEventID: String? = nil, idleTimeout: Duration = .seconds(60)
+    ) throws {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
+            throw Failure(description: "cannot resolve \(host)")
+        }
+        defer { freeaddrinfo(list) }
+        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        var interval = timeval(tv_sec: Int(idleTimeout.components.seconds), tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        guard connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Foundation.close(descriptor)
+            throw Failure(description: "cannot connect to \(host):\(port): \(reason)")
+        }
+        var request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: text/event-stream\r\n"
+        if let lastEventID { request += "Last-Event-ID: \(lastEventID)\r\n" }
+        request += "\r\n"
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else {
+                Foundation.close(descriptor)
+                throw Failure(description: "send failed")
+            }
+            sent += written
+        }
+        // The head: status line and headers.
+        var raw: [UInt8] = []
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var headerEnd: Int?
+        var scanned = 0
+        while headerEnd == nil {
+            guard raw.count < 64 * 1024 else {
+                Foundation.close(descriptor)
+                throw Failure(description: "response headers too long")
+            }
+            guard try Self.receive(descriptor, into: &raw) else {
+                Foundation.close(descriptor)
+                throw Failure(description: "the service closed the connection before answering")
+            }
+            headerEnd = raw.indices.dropFirst(max(0, scanned - 3)).first { raw[$0...].starts(with: separator) }
+            scanned = raw.count
+        }
+        let head = String(decoding: raw[..<headerEnd!], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = head.first?.split(separator: " ") ?? []
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            Foundation.close(descriptor)
+            throw Failure(description: "bad status line")
+        }
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        self.descriptor = descriptor
+        self.status = status
+        self.headers = headers
+        self.raw = raw
+        chunked = headers["transfer-encoding"]?.lowercased() == "chunked"
+        rawIndex = headerEnd! + 4
+    }
+
+    deinit { Foundation.close(descriptor) }
+
+    /// Closes the connection now (the reader can still be released later).
+    public func close() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+
+    /// The whole body of a response that is not an event stream (an error document).
+    public func remainingBody() throws -> [UInt8] {
+        while try fill() {}
+        defer { body = [] }
+        return body
+    }
+
+    /// The next event, skipping comments and `retry:` lines; nil when the service ends the stream. Throws when
+    /// the connection fails or stays silent past the idle timeout.
+    public func next() throws -> Event? {
+        while true {
+            if let event = takeEvent() {
+                if event.isEmpty { continue }
+                return event.value
+            }
+            guard try fill() else {
+                return nil
+            }
+        }
+    }
+
+    /// One block up to a blank line, parsed; `isEmpty` for a block with no data (a comment, `retry:`).
+    private func takeEvent() -> (value: Event?, isEmpty: Bool)? {
+        guard let end = body.indices.first(where: { body[$0] == 10 && $0 + 1 < body.count && body[$0 + 1] == 10 })
+        else { return nil }
+        let block = String(decoding: body[..<end], as: UTF8.self)
+        body.removeFirst(end + 2)
+        var id: String?
+        var name = "message"
+        var data: [String] = []
+        for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix(":") { continue }
+            let field: Substring
+            var value: Substring = ""
+            if let colon = line.firstIndex(of: ":") {
+                field = line[..<colon]
+                value = line[line.index(after: colon)...]
+                if value.hasPrefix(" ") { value = value.dropFirst() }
+            } else {
+                field = line
+            }
+            switch field {
+            case "id": id = String(value)
+            case "event": name = String(value)
+            case "data": data.append(String(value))
+            default: break
+            }
+        }
+        guard !data.isEmpty else { return (nil, true) }
+        return (Event(id: id, name: name, data: data.joined(separator: "\n")), false)
+    }
+
+    /// Moves more body bytes in, decoding chunks; false at the end of the body.
+    private func fill() throws -> Bool {
+        guard !ended else { return false }
+        while true {
+            if rawIndex < raw.count {
+                if !chunked {
+                    body.append(contentsOf: raw[rawIndex...])
+                    raw.removeAll(keepingCapacity: true)
+                    rawIndex = 0
+                    return true
+                }
+                if let remaining = chunkRemaining {
+                    if remaining == 0 {
+                        // The CRLF after a chunk's data.
+                        guard raw.count - rawIndex >= 2 else { return try receiveMore() }
+                        rawIndex += 2
+                        chunkRemaining = nil
+                        continue
+                    }
+                    let take = min(remaining, raw.count - rawIndex)
+                    body.append(contentsOf: raw[rawIndex..<rawIndex + take])
+                    rawIndex += take
+                    chunkRemaining = remaining - take
+                    compact()
+                    return true
+                }
+                guard let lineEnd = raw[rawIndex...].firstIndex(of: 10) else { return try receiveMore() }
+                let sizeText = String(decoding: raw[rawIndex..<lineEnd], as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ";").first ?? ""
+                guard let size = Int(sizeText, radix: 16) else { throw Failure(description: "bad chunk size") }
+                rawIndex = lineEnd + 1
+                if size == 0 {
+                    ended = true
+                    return false
+                }
+                chunkRemaining = size
+                continue
+            }
+            guard try receiveMore() else { return false }
+        }
+    }
+
+    private func receiveMore() throws -> Bool {
+        compact()
+        guard try Self.receive(descriptor, into: &raw) else {
+            ended = true
+            return false
+        }
+        return true
+    }
+
+    private func compact() {
+        if rawIndex > 0 && rawIndex == raw.count {
+            raw.removeAll(keepingCapacity: true)
+            rawIndex = 0
+        } else if rawIndex > 64 * 1024 {
+            raw.removeFirst(rawIndex)
+            rawIndex = 0
+        }
+    }
+
+    /// Appends what arrives; false when the peer closed.
+    private static func receive(_ descriptor: Int32, into buffer: inout [UInt8]) throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 {
+                throw Failure(
+                    description: errno == EAGAIN || errno == EWOULDBLOCK
+                        ? "nothing arrived within the idle timeout" : String(cString: strerror(errno)))
+            }
+            guard count > 0 else { return false }
+            buffer.append(contentsOf: chunk[..<count])
+            return true
+        }
+    }
+}

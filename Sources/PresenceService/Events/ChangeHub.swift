@@ -1,0 +1,159 @@
+import Logging
+import PresenceStore
+import ServiceLifecycle
+
+/// Fans a storage's changes out to the open change streams (`GET /v1/presence/events`), and remembers the
+/// recent ones so that a stream reconnecting with `Last-Event-ID` misses nothing.
+///
+/// Every change the storage publishes (a visible status change, a loss, a refill) gets the next sequence number,
+/// which is the `id:` of the event that carries it. The hub becomes the storage's change observer when the
+/// first stream opens and stays so: until then, ingest pays nothing for change tracking.
+public final class ChangeHub: Sendable {
+    public let storage: any MemoryStorage
+    public let configuration: EventStreamConfiguration
+    private let state = Locked(State())
+    private let logger: Logger
+
+    private struct State {
+        var observing = false
+        /// The last change's number.
+        var sequence: UInt64 = 0
+        /// Resumes after a number below this one cannot be exact: changes before it were not seen, or are no
+        /// longer in the history.
+        var resumableFrom: UInt64 = 0
+        /// The latest changes, oldest first, at most `configuration.history`.
+        var history: [(sequence: UInt64, key: BareJID)] = []
+        var historyStart = 0
+        var byKey: [BareJID: [ObjectIdentifier: EventSubscription]] = [:]
+        var everything: [ObjectIdentifier: EventSubscription] = [:]
+        var open: [ObjectIdentifier: EventSubscription] = [:]
+        var closedAsStalled = 0
+        var opened = 0
+    }
+
+    /// What a new stream starts with.
+    enum Start {
+        /// Every watched user's current answer, stamped with this change number.
+        case snapshot(UInt64)
+        /// The changes since the client's `Last-Event-ID` are pending in the subscription already.
+        case resumed
+    }
+
+    public init(storage: any MemoryStorage, configuration: EventStreamConfiguration, logger: Logger) {
+        self.storage = storage
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Streams open now, streams opened since start, and streams closed because their reader stopped reading.
+    public var counts: (open: Int, opened: Int, closedAsStalled: Int) {
+        state.withLock { ($0.open.count, $0.opened, $0.closedAsStalled) }
+    }
+
+    /// Opens a stream; nil when ``EventStreamConfiguration/maxStreams`` are open already.
+    func subscribe(_ subscription: EventSubscription, resumingAfter lastEventID: UInt64?) -> Start? {
+        let installObserver = state.withLock { state -> Bool? in
+            guard state.open.count < configuration.maxStreams else { return nil }
+            defer { state.observing = true }
+            return !state.observing
+        }
+        guard let installObserver else { return nil }
+        if installObserver {
+            storage.setChangeObserver { [weak self] change in self?.publish(change) }
+        }
+        return state.withLock { state in
+            let id = ObjectIdentifier(subscription)
+            state.open[id] = subscription
+            state.opened += 1
+            if let watched = subscription.watched {
+                for key in watched { state.byKey[key, default: [:]][id] = subscription }
+            } else {
+                state.everything[id] = subscription
+            }
+            if installObserver {
+                // Nothing before this point was seen: no resume can reach back past it.
+                state.sequence += 1
+                state.resumableFrom = state.sequence
+            }
+            guard let lastEventID, lastEventID >= state.resumableFrom, lastEventID <= state.sequence else {
+                return .snapshot(state.sequence)
+            }
+            for (sequence, key) in state.history[state.historyStart...]
+            where sequence > lastEventID && subscription.watches(key) {
+                subscription.mark(key, sequence: sequence)
+            }
+            return .resumed
+        }
+    }
+
+    func unsubscribe(_ subscription: EventSubscription) {
+        state.withLock { state in
+            let id = ObjectIdentifier(subscription)
+            state.open[id] = nil
+            if let watched = subscription.watched {
+                for key in watched {
+                    state.byKey[key]?[id] = nil
+                    if state.byKey[key]?.isEmpty == true { state.byKey[key] = nil }
+                }
+            } else {
+                state.everything[id] = nil
+            }
+        }
+    }
+
+    private func publish(_ change: StorageChange) {
+        state.withLock { state in
+            state.sequence += 1
+            let sequence = state.sequence
+            state.history.append((sequence, change.key))
+            if state.history.count - state.historyStart > configuration.history {
+                state.historyStart += 1
+                state.resumableFrom = max(state.resumableFrom, state.history[state.historyStart].sequence - 1)
+                if state.historyStart >= configuration.history {
+                    state.history.removeFirst(state.historyStart)
+                    state.historyStart = 0
+                }
+            }
+            if let watchers = state.byKey[change.key] {
+                for subscription in watchers.values { subscription.mark(change.key, sequence: sequence) }
+            }
+            for subscription in state.everything.values { subscription.mark(change.key, sequence: sequence) }
+        }
+    }
+
+    /// Heartbeats idle streams and closes those whose reader stopped reading, until the service shuts down; then
+    /// ends every stream so their responses complete.
+    func run() async {
+        let tick = min(configuration.heartbeat, configuration.writeTimeout / 4, .seconds(1))
+        var sinceHeartbeat = Duration.zero
+        while !Task.isCancelled {
+            try? await Task.sleep(for: tick)
+            sinceHeartbeat += tick
+            let open = state.withLock { Array($0.open.values) }
+            let now = ContinuousClock.now
+            for subscription in open where subscription.isStalled(longerThan: configuration.writeTimeout, now: now) {
+                logger.warning(
+                    "closing a change stream whose reader stopped reading",
+                    metadata: ["blockedFor": "more than \(configuration.writeTimeout)"])
+                state.withLock { $0.closedAsStalled += 1 }
+                subscription.finish()
+                subscription.channel?.close(promise: nil)
+            }
+            if sinceHeartbeat >= configuration.heartbeat {
+                sinceHeartbeat = .zero
+                for subscription in open { subscription.heartbeat() }
+            }
+        }
+        let open = state.withLock { Array($0.open.values) }
+        for subscription in open { subscription.finish() }
+    }
+}
+
+/// The hub's timer as one of the service's lifecycle services.
+struct ChangeHubService: Service {
+    let hub: ChangeHub
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await hub.run() }
+    }
+}

@@ -1,0 +1,119 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PresenceSource
+import PresenceStore
+import PresenceWire
+
+/// `GET /v1/presence/events`: the change stream as Server-Sent Events.
+///
+/// First one event per watched JID with its current answer (the same JSON object as a query result), then one
+/// event each time a watched JID's visible status changes, a loss and a refill included. `id:` on every event;
+/// a reconnect with `Last-Event-ID` gets every change since, or a fresh snapshot when the history no longer
+/// reaches back that far. Snapshot events have ids `N:k` and the last one `N`, so a client cut off in the middle
+/// of a snapshot resumes with a new snapshot rather than a gap.
+enum EventRoutes {
+    static func add(to router: Router<ServiceRequestContext>, hub: ChangeHub, source: XMPPPresenceSource?) {
+        router.get("/v1/presence/events") { request, context -> Response in
+            let texts = request.uri.queryParameters.getAll("jid")
+            guard texts.count <= hub.configuration.maxJIDsPerStream else {
+                return QueryRoutes.badRequest(
+                    "bad-request",
+                    "a stream watches at most \(hub.configuration.maxJIDsPerStream) JIDs (--events-max-jids); "
+                        + "\(texts.count) given")
+            }
+            var watched: Set<BareJID>?
+            if !texts.isEmpty {
+                var jids = Set<BareJID>()
+                for text in texts {
+                    do { jids.insert(try JID(text).bare) } catch {
+                        return QueryRoutes.badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)")
+                    }
+                }
+                watched = jids
+            }
+            let lastEventID = request.headers[.lastEventID].flatMap { UInt64($0) }
+            let subscription = EventSubscription(watched: watched, channel: context.channel)
+            guard let start = hub.subscribe(subscription, resumingAfter: lastEventID) else {
+                return QueryRoutes.json(
+                    ErrorDocument(
+                        ErrorReport(
+                            condition: "resource-constraint",
+                            message:
+                                "\(hub.configuration.maxStreams) change streams are open already (--events-max-streams)"
+                        )),
+                    status: .serviceUnavailable)
+            }
+            let headers: HTTPFields = [
+                .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
+                HTTPField.Name("X-Accel-Buffering")!: "no",
+            ]
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    defer { hub.unsubscribe(subscription) }
+                    var stream = EventWriter(storage: hub.storage, source: source)
+                    stream.retry(milliseconds: 1000)
+                    if case .snapshot(let sequence) = start {
+                        let keys = subscription.watched.map { Array($0) } ?? hub.storage.keys
+                        for (index, key) in keys.sorted().enumerated() {
+                            stream.event(
+                                key, id: index == keys.count - 1 ? "\(sequence)" : "\(sequence):\(index + 1)")
+                        }
+                        if keys.isEmpty { stream.comment("snapshot \(sequence): nothing to show yet") }
+                    }
+                    var wakeups = subscription.wakeups.makeAsyncIterator()
+                    while true {
+                        if stream.hasBytes {
+                            subscription.writing(true)
+                            try await writer.write(stream.take())
+                            subscription.writing(false)
+                        }
+                        guard let next = await subscription.next(&wakeups) else { break }
+                        for change in next.changes { stream.event(change.key, id: "\(change.sequence)") }
+                        if next.heartbeat { stream.comment("heartbeat") }
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+    }
+}
+
+/// Formats Server-Sent Events into one buffer per write.
+struct EventWriter {
+    let storage: any MemoryStorage
+    let source: XMPPPresenceSource?
+    private var buffer = ByteBuffer()
+
+    init(storage: any MemoryStorage, source: XMPPPresenceSource?) {
+        self.storage = storage
+        self.source = source
+    }
+
+    var hasBytes: Bool { buffer.readableBytes > 0 }
+
+    mutating func take() -> ByteBuffer {
+        defer { buffer = ByteBuffer() }
+        return buffer
+    }
+
+    /// One `presence` event: the user's answer as it is now.
+    mutating func event(_ key: BareJID, id: String) {
+        let result = PresenceQueryResult(jid: key, stored: storage.lookup(key), live: source?.isLive)
+        buffer.writeString("id: \(id)\nevent: presence\ndata: ")
+        buffer.writeBytes(result.jsonBytes())
+        buffer.writeString("\n\n")
+    }
+
+    mutating func comment(_ text: String) {
+        buffer.writeString(": \(text)\n\n")
+    }
+
+    mutating func retry(milliseconds: Int) {
+        buffer.writeString("retry: \(milliseconds)\n\n")
+    }
+}
+
+extension HTTPField.Name {
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

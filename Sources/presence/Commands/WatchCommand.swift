@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import LoopbackHTTP
+import PresenceStore
+import PresenceWire
+
+/// `presence watch --server URL <jid>...`: each change of the given people's status as it happens, from the
+/// service's change stream, reconnecting on its own.
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Print each change of the given JIDs' status as it happens (GET /v1/presence/events).",
+        discussion: """
+            Starts with every JID's current status, then one line (or one JSON object) per change. Reconnects \
+            after a dropped connection, resuming where it left off. Ctrl-C ends it with exit code 0.
+            """)
+
+    @Option(name: .customLong("server"), help: "The service's query API, e.g. http://127.0.0.1:8080.")
+    var server: ServerAddress
+
+    @Option(name: .customLong("format"), help: "text (one line per change) or json (one object per line).")
+    var format: OutputFormat = .text
+
+    @Option(name: .customLong("reconnect-delay"), help: "Seconds to wait before reconnecting (default 1).")
+    var reconnectDelay: Double = 1
+
+    @Argument(help: "Bare JIDs to watch; none watches every change.")
+    var jids: [String] = []
+
+    func validate() throws {
+        for jid in jids {
+            do { _ = try JID(jid) } catch { throw ValidationError("'\(jid)' is not a valid JID: \(error)") }
+        }
+        guard reconnectDelay.isFinite, reconnectDelay >= 0 else {
+            throw ValidationError("--reconnect-delay must be a number of seconds")
+        }
+    }
+
+    func run() throws {
+        // Ctrl-C is how a watch ends: exit 0. Every line is flushed as written, so nothing is lost.
+        signal(SIGINT) { _ in _exit(0) }
+        let path =
+            "/v1/presence/events"
+            + (jids.isEmpty
+                ? "" : "?" + jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
+                    .joined(separator: "&"))
+        var lastEventID: String?
+        var connectedOnce = false
+        while true {
+            do {
+                let reader = try ServerSentEventReader(
+                    host: server.host, port: server.port, path: path, lastEventID: lastEventID)
+                guard reader.status == 200 else {
+                    let body = String(decoding: try reader.remainingBody(), as: UTF8.self)
+                    throw ValidationFailure("the service answered \(reader.status): \(body)")
+                }
+                if connectedOnce { note("reconnected to \(server.host):\(server.port)") }
+                connectedOnce = true
+                while let event = try reader.next() {
+                    if let id = event.id { lastEventID = id }
+                    guard event.name == "presence" else { continue }
+                    show(event.data)
+                }
+                note("the service ended the stream; reconnecting")
+            } catch let failure as ValidationFailure {
+                throw failure
+            } catch {
+                note("\(error); reconnecting in \(reconnectDelay) s")
+            }
+            Thread.sleep(forTimeInterval: reconnectDelay)
+        }
+    }
+
+    private func show(_ data: String) {
+        switch format {
+        case .json:
+            print(data)
+        case .text:
+            guard let result = try? JSONDecoder().decode(PresenceQueryResult.self, from: Data(data.utf8)) else {
+                print(data)
+                break
+            }
+            print(WatchText.line(result, at: Date()))
+        }
+        fflush(nil)
+    }
+
+    private func note(_ text: String) {
+        FileHandle.standardError.write(Data("presence watch: \(text)\n".utf8))
+    }
+}
+
+/// One change for people: time, JID, state and what a screen shows.
+enum WatchText {
+    static func line(_ result: PresenceQueryResult, at date: Date) -> String {
+        var parts = [date.formatted(.iso8601), result.jid, result.state.rawValue]
+        if let show = result.show { parts.append(show.rawValue) }
+        if let attendance = result.attendance { parts.append("(\(attendance.rawValue))") }
+        if let status = result.status { parts.append("\"\(status.replacing(/[\n\r\t]/, with: " "))\"") }
+        if let cause = result.cause { parts.append("cause: \(cause.rawValue)") }
+        if result.live == false { parts.append("[not live]") }
+        return parts.joined(separator: " ")
+    }
+}
