@@ -13,8 +13,10 @@ public enum LoopbackHTTPClient {
         public var description: String
     }
 
-    /// Gets `path` (with its query) from `host:port`.
-    public static func get(host: String, port: Int, path: String, timeout: Duration = .seconds(10)) throws -> Response {
+    /// Gets `path` (with its query) from `host:port`, with any extra request `headers`.
+    public static func get(
+        host: String, port: Int, path: String, headers: [String: String] = [:], timeout: Duration = .seconds(10)
+    ) throws -> Response {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -31,8 +33,9 @@ public enum LoopbackHTTPClient {
         guard connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             throw Failure(description: "cannot connect to \(host):\(port): \(String(cString: strerror(errno)))")
         }
+        let extra = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
         let request = Array(
-            "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nAccept: */*\r\n\r\n".utf8)
+            "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nAccept: */*\r\n\(extra)\r\n".utf8)
         var sent = 0
         while sent < request.count {
             let written = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }

@@ -55,7 +55,9 @@ public final class ServerSentEventReader {
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
-            let written = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[sent...].withUnsafeBytes {
+                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard written > 0 else {
                 Foundation.close(descriptor)
                 throw Failure(description: "send failed")
@@ -176,14 +178,15 @@ public final class ServerSentEventReader {
                         continue
                     }
                     let take = min(remaining, raw.count - rawIndex)
-                    body.append(contentsOf: raw[rawIndex..<rawIndex + take])
+                    body.append(contentsOf: raw[rawIndex ..< rawIndex + take])
                     rawIndex += take
                     chunkRemaining = remaining - take
                     compact()
                     return true
                 }
                 guard let lineEnd = raw[rawIndex...].firstIndex(of: 10) else { return try receiveMore() }
-                let sizeText = String(decoding: raw[rawIndex..<lineEnd], as: UTF8.self)
+                let sizeText =
+                    String(decoding: raw[rawIndex ..< lineEnd], as: UTF8.self)
                     .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ";").first ?? ""
                 guard let size = Int(sizeText, radix: 16) else { throw Failure(description: "bad chunk size") }
                 rawIndex = lineEnd + 1

@@ -58,7 +58,9 @@ final class EventSubscription: Sendable {
         while true {
             let taken = state.withLock { state -> (changes: [(key: BareJID, sequence: UInt64)], heartbeat: Bool)? in
                 guard !state.finished else { return nil }
-                let changes = state.pending.map { (key: $0.key, sequence: $0.value) }.sorted { $0.sequence < $1.sequence }
+                let changes = state.pending.map { (key: $0.key, sequence: $0.value) }.sorted {
+                    $0.sequence < $1.sequence
+                }
                 let heartbeat = state.heartbeatDue && changes.isEmpty
                 state.pending.removeAll(keepingCapacity: true)
                 state.heartbeatDue = false

@@ -27,7 +27,8 @@ enum StatusBadge {
     static func svg(for result: PresenceQueryResult) -> String {
         let (colour, words) = appearance(of: result)
         var text = result.status.flatMap { $0.isEmpty ? nil : $0 } ?? words
-        text = String(text.unicodeScalars.map { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) ? " " : Character($0) })
+        text = String(
+            text.unicodeScalars.map { $0.value < 0x20 || (0x7F ..< 0xA0).contains($0.value) ? " " : Character($0) })
         if text.count > 60 { text = String(text.prefix(59)) + "…" }
         // About 6.6 px per character at 11 px in the usual sans-serif faces; the badge grows with its text.
         let textWidth = max(20, Int((Double(text.count) * 6.6).rounded(.up)))

@@ -42,7 +42,9 @@ struct WatchCommand: ParsableCommand {
         let path =
             "/v1/presence/events"
             + (jids.isEmpty
-                ? "" : "?" + jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
+                ? ""
+                : "?"
+                    + jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
                     .joined(separator: "&"))
         var lastEventID: String?
         var connectedOnce = false

@@ -1,0 +1,212 @@
+import Foundation
+import LoopbackHTTP
+import PresenceService
+import PresenceStore
+import PresenceTestSupport
+import PresenceWire
+import Testing
+
+/// A change-stream client for the tests: the blocking reader, used off the cooperative pool.
+final class EventClient: Sendable {
+    private let reader: Locked<ServerSentEventReader>
+    let status: Int
+
+    private init(_ reader: ServerSentEventReader) {
+        status = reader.status
+        self.reader = Locked(reader)
+    }
+
+    static func open(_ query: String, port: Int, lastEventID: String? = nil) async throws -> EventClient {
+        try await offPool {
+            EventClient(
+                try ServerSentEventReader(
+                    host: "127.0.0.1", port: port, path: "/v1/presence/events\(query)", lastEventID: lastEventID,
+                    idleTimeout: .seconds(20)))
+        }
+    }
+
+    func next() async throws -> ServerSentEventReader.Event? {
+        try await offPool { try self.reader.withLock { try $0.next() } }
+    }
+
+    /// The next `presence` event's answer and id.
+    func nextAnswer() async throws -> (id: String?, result: PresenceQueryResult) {
+        guard let event = try await next() else { throw TestFailure("the stream ended") }
+        #expect(event.name == "presence")
+        return (event.id, try JSONDecoder().decode(PresenceQueryResult.self, from: Data(event.data.utf8)))
+    }
+
+    func close() { reader.withLock { $0.close() } }
+}
+
+@Suite("The change stream: GET /v1/presence/events")
+struct ChangeStreamTests {
+    private static let header = "<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>"
+
+    @Test func aWatcherSeesTheSnapshotThenEachVisibleChangeAndNothingForAnInvisibleOne() async throws {
+        try await withService { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(
+                Self.header + "<presence from='alice@example.com/desk'><status>Here</status></presence>")
+            #expect(
+                try await eventually { try await state(of: "alice@example.com", port: ports.http)?.state == .available }
+            )
+
+            let stream = try await EventClient.open("?jid=bob@example.com&jid=alice@example.com", port: ports.http)
+            defer { stream.close() }
+            #expect(stream.status == 200)
+            let first = try await stream.nextAnswer()
+            let second = try await stream.nextAnswer()
+            #expect(first.result.jid == "alice@example.com" && first.result.status == "Here")
+            #expect(second.result.jid == "bob@example.com" && second.result.state == .unknown)
+            let snapshotID = try #require(second.id)
+            #expect(first.id == "\(snapshotID):1", "snapshot ids say how far the snapshot got")
+
+            try await feeder.send(
+                "<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status></presence>")
+            let change = try await stream.nextAnswer()
+            #expect(change.result.jid == "alice@example.com")
+            #expect(change.result.show == .dnd && change.result.status == "Focus")
+            #expect(UInt64(change.id ?? "") ?? 0 > UInt64(snapshotID) ?? .max)
+
+            // Only the priority changes: nothing a screen shows. Then bob appears: the next event is bob's.
+            try await feeder.send(
+                "<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status><priority>7</priority></presence>"
+                    + "<presence from='carol@example.com/desk'/>" + "<presence from='bob@example.com/phone'/>")
+            let next = try await stream.nextAnswer()
+            #expect(next.result.jid == "bob@example.com", "an invisible change and an unwatched JID send nothing")
+        }
+    }
+
+    @Test func aStalledReaderResumesToTheLatestAnswerPerJIDNotAQueueOfEveryChange() async throws {
+        try await withService { ports in
+            let stream = try await EventClient.open("?jid=alice@example.com", port: ports.http)
+            defer { stream.close() }
+            _ = try await stream.nextAnswer()
+            // The reader does not read while 20,000 changes of about 1 KB each are applied: far more than the
+            // socket buffers hold, so the service must coalesce instead of queueing.
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            let padding = String(repeating: "x", count: 1000)
+            let changes = 20_000
+            var text = Self.header
+            for index in 1 ... changes {
+                text += "<presence from='alice@example.com/desk'><status>\(index) \(padding)</status></presence>"
+            }
+            try await feeder.send(text)
+            #expect(
+                try await eventually(timeout: .seconds(60)) {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == changes
+                })
+            var seen: [Int] = []
+            while seen.last != changes {
+                let answer = try await stream.nextAnswer()
+                let number = Int(answer.result.status?.split(separator: " ").first ?? "") ?? -1
+                seen.append(number)
+            }
+            #expect(seen.count < changes / 2, "coalesced: \(seen.count) events for \(changes) changes")
+            #expect(seen == seen.sorted(), "never an older status after a newer one")
+        }
+    }
+
+    @Test func aReconnectWithLastEventIDResumesWithoutAGapAndAnUnknownIDGetsASnapshot() async throws {
+        try await withService { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(Self.header)
+            let first = try await EventClient.open("?jid=alice@example.com&jid=bob@example.com", port: ports.http)
+            _ = try await first.nextAnswer()
+            let last = try #require(try await first.nextAnswer().id)
+            first.close()
+
+            try await feeder.send(
+                "<presence from='bob@example.com/desk'><status>While you were away</status></presence>")
+            #expect(
+                try await eventually { try await state(of: "bob@example.com", port: ports.http)?.state == .available })
+            let resumed = try await EventClient.open(
+                "?jid=alice@example.com&jid=bob@example.com", port: ports.http, lastEventID: last)
+            defer { resumed.close() }
+            let missed = try await resumed.nextAnswer()
+            #expect(missed.result.jid == "bob@example.com" && missed.result.status == "While you were away")
+            #expect(!(missed.id ?? "").contains(":"), "a resume, not a snapshot")
+
+            let stale = try await EventClient.open("?jid=alice@example.com", port: ports.http, lastEventID: "0")
+            defer { stale.close() }
+            let snapshot = try await stale.nextAnswer()
+            #expect(snapshot.result.jid == "alice@example.com" && snapshot.result.state == .unknown)
+        }
+    }
+
+    @Test func lossesAreChangesAndTheUnfilteredStreamSeesEveryone() async throws {
+        try await withService(storage: LRUMemoryStorage(countLimit: 1)) { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(Self.header + "<presence from='alice@example.com/desk'/>")
+            #expect(
+                try await eventually { try await state(of: "alice@example.com", port: ports.http)?.state == .available }
+            )
+            let everything = try await EventClient.open("", port: ports.http)
+            defer { everything.close() }
+            #expect(try await everything.nextAnswer().result.jid == "alice@example.com", "the snapshot holds everyone")
+            try await feeder.send("<presence from='bob@example.com/desk'/>")
+            var answers: [String: PresenceQueryResult] = [:]
+            while answers.count < 2 {
+                let answer = try await everything.nextAnswer().result
+                answers[answer.jid] = answer
+            }
+            #expect(answers["alice@example.com"]?.state == .lost)
+            #expect(answers["alice@example.com"]?.cause == .countLimit)
+            #expect(answers["bob@example.com"]?.state == .available)
+        }
+    }
+
+    @Test func theStreamAndJIDCapsAreEnforcedWithClearErrors() async throws {
+        try await withService(configure: {
+            $0.events = EventStreamConfiguration(maxJIDsPerStream: 2, maxStreams: 1)
+        }) { ports in
+            let tooMany = try await httpGet(
+                "/v1/presence/events?jid=a@example.com&jid=b@example.com&jid=c@example.com", port: ports.http)
+            #expect(tooMany.status == 400)
+            #expect(String(decoding: tooMany.body, as: UTF8.self).contains("--events-max-jids"))
+            let malformed = try await httpGet("/v1/presence/events?jid=not%20a%20jid@", port: ports.http)
+            #expect(malformed.status == 400)
+            let open = try await EventClient.open("?jid=a@example.com", port: ports.http)
+            defer { open.close() }
+            _ = try await open.nextAnswer()
+            let second = try await httpGet("/v1/presence/events?jid=b@example.com", port: ports.http)
+            #expect(second.status == 503)
+            #expect(String(decoding: second.body, as: UTF8.self).contains("--events-max-streams"))
+        }
+    }
+
+    @Test func aBadgeShowsTheStatusEscapedAndAnswers304WhileNothingChanged() async throws {
+        try await withService { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(
+                Self.header
+                    + "<presence from='alice@example.com/desk'><show>dnd</show><status>Budget &lt;Q3&gt; &amp; more</status></presence>"
+            )
+            #expect(
+                try await eventually { try await state(of: "alice@example.com", port: ports.http)?.state == .available }
+            )
+            let badge = try await httpGet("/v1/presence/alice@example.com/badge.svg", port: ports.http)
+            #expect(badge.status == 200)
+            #expect(badge.headers["content-type"]?.hasPrefix("image/svg+xml") == true)
+            #expect(badge.headers["cache-control"] == "no-cache")
+            let svg = String(decoding: badge.body, as: UTF8.self)
+            #expect(svg.contains("Budget &lt;Q3&gt; &amp; more"))
+            #expect(svg.contains("#d0312d"), "do-not-disturb red")
+            let tag = try #require(badge.headers["etag"])
+            let revalidated = try await offPool {
+                try LoopbackHTTPClient.get(
+                    host: "127.0.0.1", port: ports.http, path: "/v1/presence/alice@example.com/badge.svg",
+                    headers: ["If-None-Match": tag])
+            }
+            #expect(revalidated.status == 304)
+            let unknown = try await httpGet("/v1/presence/nobody@example.com/badge.svg", port: ports.http)
+            #expect(String(decoding: unknown.body, as: UTF8.self).contains(">unknown<"))
+        }
+    }
+}
