@@ -66,6 +66,62 @@ struct ServeCommandTests {
         try Array(text.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
     }
 
+    @Test func watchPrintsEachChangeAsItHappensReconnectsAfterARestartAndExits0OnSIGINT() throws {
+        var server = try RunningServer()
+        let httpPort = server.httpPort
+        let watch = Process()
+        watch.executableURL = CLI.binary
+        watch.arguments = [
+            "watch", "--server", "http://127.0.0.1:\(httpPort)", "--format", "json", "--reconnect-delay", "0.2",
+            "alice@example.com",
+        ]
+        let output = Pipe()
+        watch.standardOutput = output
+        watch.standardError = Pipe()
+        try watch.run()
+        let lines = PipeDrain(output)
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        func waitFor(_ text: String) -> Bool {
+            for _ in 0 ..< 400 where !lines.text.contains(text) { Thread.sleep(forTimeInterval: 0.025) }
+            return lines.text.contains(text)
+        }
+        #expect(waitFor("\"state\":\"unknown\""), "the snapshot comes first")
+        try ServeCommandTests.send(
+            "<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status></presence>",
+            toPort: server.feedPort)
+        #expect(waitFor("\"status\":\"Focus\""))
+
+        // The service restarts on the same port with an empty store: watch reconnects and shows the new truth.
+        #expect(server.stop() == 0)
+        server = try RunningServer(["--http", "127.0.0.1:\(httpPort)"])
+        try ServeCommandTests.send(
+            "<presence from='alice@example.com/desk'><show>away</show><status>Back at 3</status></presence>",
+            toPort: server.feedPort)
+        #expect(waitFor("\"status\":\"Back at 3\""))
+        let objects = lines.text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(objects.count == lines.text.split(separator: "\n").count, "one JSON object per line")
+
+        kill(watch.processIdentifier, SIGINT)
+        #expect(CLI.waitForExit(watch, timeout: .seconds(10)))
+        #expect(watch.terminationStatus == 0)
+
+        // Text: one line per change, with what a screen shows.
+        let textWatch = Process()
+        textWatch.executableURL = CLI.binary
+        textWatch.arguments = ["watch", "--server", "http://127.0.0.1:\(httpPort)", "alice@example.com"]
+        let textOutput = Pipe()
+        textWatch.standardOutput = textOutput
+        try textWatch.run()
+        let textLines = PipeDrain(textOutput)
+        for _ in 0 ..< 400 where !textLines.text.contains("\n") { Thread.sleep(forTimeInterval: 0.025) }
+        kill(textWatch.processIdentifier, SIGINT)
+        #expect(CLI.waitForExit(textWatch, timeout: .seconds(10)))
+        #expect(textLines.text.contains(" alice@example.com available away \"Back at 3\""))
+        #expect(server.stop() == 0)
+    }
+
     @Test func aServedStreamIsQueryableFromTheCLIAndSIGTERMExitsCleanly() throws {
         let server = try RunningServer()
         let api = "http://127.0.0.1:\(server.httpPort)"
