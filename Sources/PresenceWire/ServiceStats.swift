@@ -8,6 +8,10 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
     public var storageEstimatedBytes: Int
     /// Users the storage lost and has not been given again.
     public var lost: Int
+    /// Users held whatever the limits because a change stream watches them (the LRU pins them).
+    public var pinned: Int = 0
+    /// Change streams open now.
+    public var eventStreams: Int = 0
     /// Removals by cause, evictions and the caller's own.
     public var removals: [String: Int]
     /// Removals the storage decided on its own.
@@ -61,10 +65,12 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
         writer.object { writer in
             writer.key("connectionsAccepted"); writer.int(connectionsAccepted)
             writer.key("entries"); writer.int(entries)
+            writer.key("eventStreams"); writer.int(eventStreams)
             writer.key("evictions"); writer.counts(evictions)
             writer.key("feedersConnected"); writer.int(feedersConnected)
             writer.key("lost"); writer.int(lost)
             writer.key("peakResidentBytes"); writer.int(peakResidentBytes)
+            writer.key("pinned"); writer.int(pinned)
             writer.key("presencesRejected"); writer.int(presencesRejected)
             writer.key("pressureEvents")
             writer.array(pressureEvents) { writer, event in event.write(to: &writer) }

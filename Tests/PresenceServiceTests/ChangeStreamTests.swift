@@ -161,6 +161,35 @@ struct ChangeStreamTests {
         }
     }
 
+    @Test func anLRUKeepsTheUsersAStreamWatchesAndLetsThemGoWhenItCloses() async throws {
+        // A reader that half-closes is noticed at the next write: the heartbeat, made short here.
+        try await withService(
+            storage: LRUMemoryStorage(countLimit: 1), configure: { $0.events.heartbeat = .milliseconds(300) }
+        ) { ports in
+            let stream = try await EventClient.open("?jid=alice@example.com", port: ports.http)
+            _ = try await stream.nextAnswer()
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(
+                Self.header + "<presence from='alice@example.com/desk'/><presence from='bob@example.com/desk'/>"
+                    + "<presence from='carol@example.com/desk'/>")
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == 3
+                })
+            #expect(try await state(of: "alice@example.com", port: ports.http)?.state == .available, "on screen")
+            #expect(try await state(of: "bob@example.com", port: ports.http)?.state == .lost)
+            let stats = try await get(ServiceStats.self, "/v1/stats", port: ports.http)
+            #expect(stats.pinned == 1 && stats.eventStreams == 1)
+            #expect(stats.entries == 1, "a pinned user takes its place within the limit first")
+            stream.close()
+            #expect(
+                try await eventually { try await get(ServiceStats.self, "/v1/stats", port: ports.http).pinned == 0 })
+            let carol = try await state(of: "carol@example.com", port: ports.http)
+            #expect(carol?.state == .lost, "carol came while alice was pinned and had no room")
+        }
+    }
+
     @Test func theStreamAndJIDCapsAreEnforcedWithClearErrors() async throws {
         try await withService(configure: {
             $0.events = EventStreamConfiguration(maxJIDsPerStream: 2, maxStreams: 1)

@@ -7,7 +7,8 @@ import ServiceLifecycle
 ///
 /// Every change the storage publishes (a visible status change, a loss, a refill) gets the next sequence number,
 /// which is the `id:` of the event that carries it. The hub becomes the storage's change observer when the
-/// first stream opens and stays so: until then, ingest pays nothing for change tracking.
+/// first stream opens and stays so: until then, ingest pays nothing for change tracking. A storage that can pin
+/// (``PinningStorage``, the LRU) keeps every user a stream watches.
 public final class ChangeHub: Sendable {
     public let storage: any MemoryStorage
     public let configuration: EventStreamConfiguration
@@ -58,6 +59,8 @@ public final class ChangeHub: Sendable {
             return !state.observing
         }
         guard let installObserver else { return nil }
+        // On screen, not evicted: an LRU keeps every watched user for as long as the stream is open.
+        if let watched = subscription.watched, let pinning = storage as? any PinningStorage { pinning.pin(watched) }
         if installObserver {
             storage.setChangeObserver { [weak self] change in self?.publish(change) }
         }
@@ -87,6 +90,11 @@ public final class ChangeHub: Sendable {
     }
 
     func unsubscribe(_ subscription: EventSubscription) {
+        defer {
+            if let watched = subscription.watched, let pinning = storage as? any PinningStorage {
+                pinning.unpin(watched)
+            }
+        }
         state.withLock { state in
             let id = ObjectIdentifier(subscription)
             state.open[id] = nil

@@ -44,6 +44,9 @@ enum EventRoutes {
                         )),
                     status: .serviceUnavailable)
             }
+            // A connection that closes ends the stream at once (and releases its pins); a reader that only
+            // half-closes is noticed at the next write, the heartbeat at the latest.
+            context.channel.closeFuture.whenComplete { _ in subscription.finish() }
             let headers: HTTPFields = [
                 .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
                 HTTPField.Name("X-Accel-Buffering")!: "no",

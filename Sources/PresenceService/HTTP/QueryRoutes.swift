@@ -50,6 +50,7 @@ enum QueryRoutes {
         }
         router.get("/v1/stats") { _, _ -> Response in
             var stats = ServiceStats(storage: storage, statistics: statistics, source: source)
+            stats.eventStreams = hub.counts.open
             if lookup.prober != nil {
                 stats.probes = ProbeReport(
                     lookup.statistics, defaultPolicy: lookup.defaultPolicy, configuration: lookup.configuration)

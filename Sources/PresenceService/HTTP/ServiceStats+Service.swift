@@ -22,6 +22,7 @@ extension ServiceStats {
             stanzasRead: statistics.stanzasRead, updatesApplied: statistics.updatesApplied,
             stanzasIgnored: statistics.stanzasIgnored, presencesRejected: statistics.presencesRejected,
             streamErrors: statistics.streamErrorCount, source: source.map { SourceReport($0.status) })
+        pinned = storageStatistics.pinned
     }
 }
 

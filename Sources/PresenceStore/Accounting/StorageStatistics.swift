@@ -9,16 +9,19 @@ public struct StorageStatistics: Hashable, Sendable {
     public var lost: Int
     /// Pressure events handled, by level.
     public var pressureEvents: [MemoryPressure: Int]
+    /// Users held whatever the limits, because someone is watching them (``PinningStorage``).
+    public var pinned: Int
 
     public init(
         entries: Int = 0, estimatedBytes: Int = 0, removals: [RemovalCause: Int] = [:], lost: Int = 0,
-        pressureEvents: [MemoryPressure: Int] = [:]
+        pressureEvents: [MemoryPressure: Int] = [:], pinned: Int = 0
     ) {
         self.entries = entries
         self.estimatedBytes = estimatedBytes
         self.removals = removals
         self.lost = lost
         self.pressureEvents = pressureEvents
+        self.pinned = pinned
     }
 
     /// Removals the storage decided on its own (count and cost limits, expiry, pressure).

@@ -15,8 +15,9 @@ import Darwin
 /// cost in their header, so no object is allocated per node. Limits are exact after every operation: at most
 /// `countLimit` users and `costLimit` estimated bytes. An optional time to live expires a user that long after
 /// it was last written. A memory warning trims the cache to `warningRetainFraction` of its users, a critical
-/// level clears it.
-public final class LRUMemoryStorage: MemoryStorage {
+/// level clears it. Users someone is watching can be pinned (``PinningStorage``): they leave the recency list and
+/// no limit or pressure evicts them until unpinned.
+public final class LRUMemoryStorage: PinningStorage {
     public let name = MemoryStorageKind.lru.name
     public let countLimit: Int?
     public let costLimit: Int?
@@ -64,7 +65,7 @@ public final class LRUMemoryStorage: MemoryStorage {
             guard let record = list.liveRecord(bytes, hash) else {
                 return list.ledger.cause(of: key).map { .lost($0) } ?? .unknown
             }
-            list.moveToFront(record.pointer)
+            list.moveToFront(record.pointer, key: key)
             return .present(list.table.value(of: record))
         }
         changes.deliver()
@@ -94,6 +95,10 @@ public final class LRUMemoryStorage: MemoryStorage {
     public func removeAll() {
         state.withLock { list in
             while let tail = list.tail { list.evict(RecencyList.Record(pointer: tail), .explicit) }
+            // Pinned users are not in the recency list; the caller's removal takes them too (their pins stay).
+            var pinned: [RecencyList.Record] = []
+            list.table.forEachRecord { pinned.append($0) }
+            for record in pinned { list.evict(record, .explicit) }
             list.ledger.forgetAll()
         }
         changes.deliver()
@@ -140,7 +145,9 @@ public final class LRUMemoryStorage: MemoryStorage {
     public var statistics: StorageStatistics {
         let statistics = state.withLock { list in
             list.purgeExpired()
-            return list.ledger.statistics(entries: list.table.count, estimatedBytes: list.totalCost)
+            var statistics = list.ledger.statistics(entries: list.table.count, estimatedBytes: list.totalCost)
+            statistics.pinned = list.pinnedStored
+            return statistics
         }
         changes.deliver()
         return statistics
@@ -156,6 +163,24 @@ public final class LRUMemoryStorage: MemoryStorage {
 
     public func setChangeObserver(_ observer: (@Sendable (StorageChange) -> Void)?) {
         changes.setObserver(observer)
+    }
+
+    // MARK: PinningStorage
+
+    public func pin(_ keys: some Sequence<BareJID>) {
+        for key in keys {
+            withKey(key) { list, bytes, hash in list.pin(key, record: list.table.find(bytes, hash: hash)) }
+        }
+    }
+
+    public func unpin(_ keys: some Sequence<BareJID>) {
+        for key in keys {
+            withKey(key) { list, bytes, hash in
+                list.unpin(key, record: list.table.find(bytes, hash: hash))
+                list.enforceLimits()
+            }
+        }
+        changes.deliver()
     }
 
     // MARK: Internals
@@ -216,6 +241,10 @@ private final class RecencyList {
     var tail: UnsafeMutableRawPointer?
     var totalCost = 0
     var ledger = StorageLedger()
+    /// Pins per user; a pinned user's record is not in the recency list, so nothing evicts it from the tail.
+    var pins: [BareJID: Int] = [:]
+    /// Pinned users that are stored.
+    var pinnedStored = 0
     let countLimit: Int?
     let costLimit: Int?
     let timeToLive: Int64?
@@ -248,22 +277,45 @@ private final class RecencyList {
         let inserted = table.insert(bytes, hash: hash, value: value)
         setMetadata(inserted.pointer, cost: cost)
         totalCost += cost
-        linkAtFront(inserted.pointer)
+        if isPinned(key) { pinnedStored += 1 } else { linkAtFront(inserted.pointer) }
+    }
+
+    @inline(__always)
+    func isPinned(_ key: BareJID) -> Bool { !pins.isEmpty && pins[key] != nil }
+
+    func pin(_ key: BareJID, record: Record?) {
+        pins[key, default: 0] += 1
+        guard pins[key] == 1, let record else { return }
+        unlink(record.pointer)
+        pinnedStored += 1
+    }
+
+    func unpin(_ key: BareJID, record: Record?) {
+        guard let count = pins[key] else { return }
+        guard count == 1 else {
+            pins[key] = count - 1
+            return
+        }
+        pins[key] = nil
+        guard let record else { return }
+        pinnedStored -= 1
+        linkAtFront(record.pointer)
     }
 
     func replace(_ record: Record, key: BareJID, hash: UInt64, with value: UserPresence) {
         let cost = EntryCost.estimate(key, value)
-        unlink(record.pointer)
+        let pinned = isPinned(key)
+        if !pinned { unlink(record.pointer) }
         let moved = table.replace(record, hash: hash, with: value)
         totalCost += cost - RecencyList.cost(moved.pointer)
         setMetadata(moved.pointer, cost: cost)
-        linkAtFront(moved.pointer)
+        if !pinned { linkAtFront(moved.pointer) }
     }
 
     func evict(_ record: Record, _ cause: RemovalCause) {
         let key = table.key(of: record)
         if changes.isObserved { changes.publishRemoval(key, old: table.value(of: record), cause: cause) }
-        unlink(record.pointer)
+        if isPinned(key) { pinnedStored -= 1 } else { unlink(record.pointer) }
         totalCost -= RecencyList.cost(record.pointer)
         table.remove(record, hash: table.hash(of: record))
         ledger.record(key, cause)
@@ -286,8 +338,8 @@ private final class RecencyList {
         for record in expired { evict(record, .expired) }
     }
 
-    func moveToFront(_ pointer: UnsafeMutableRawPointer) {
-        guard head != pointer else { return }
+    func moveToFront(_ pointer: UnsafeMutableRawPointer, key: BareJID) {
+        guard head != pointer, !isPinned(key) else { return }
         unlink(pointer)
         linkAtFront(pointer)
     }

@@ -27,6 +27,8 @@ struct StatsCommand: ParsableCommand {
                 ["entries", Format.count(stats.entries)],
                 ["storage size", "\(Format.bytes(stats.storageEstimatedBytes)) (estimated)"],
                 ["lost", Format.count(stats.lost)],
+                ["pinned (on screen)", Format.count(stats.pinned)],
+                ["change streams", Format.count(stats.eventStreams)],
                 [
                     "evictions",
                     stats.evictions.isEmpty ? "none" : ReplayText.reasons(stats.evictions).trimmingPrefix(" "),
