@@ -44,6 +44,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var xmppOptions: XMPPOptions
 
+    @OptionGroup var eventOptions: EventOptions
+
     @OptionGroup var streamOptions: StreamOptions
 
     @Option(
@@ -75,7 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
             feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
             maxConnections: maxConnections,
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder,
-            lookup: xmppOptions.lookupConfiguration)
+            lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration)
         let store = storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
         var source: XMPPPresenceSource?
         if let client = try xmppOptions.configuration() {
