@@ -140,7 +140,8 @@ let package = Package(
             ]),
         .testTarget(
             name: "PresenceCLITests",
-            dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport", "XMPPStream"]),
+            dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
+            resources: [.copy("Resources/people_page_browser.py")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -18,6 +18,7 @@ enum QueryRoutes {
         let router = Router(context: ServiceRequestContext.self)
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
         EventRoutes.add(to: router, hub: hub, source: source)
+        PeoplePage.add(to: router)
         router.get("/v1/presence/:jid/badge.svg") { request, context -> Response in
             let raw = try context.parameters.require("jid")
             let text = raw.removingPercentEncoding ?? raw

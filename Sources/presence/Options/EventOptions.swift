@@ -28,7 +28,9 @@ struct EventOptions: ParsableArguments {
         guard maxJIDs >= 1, maxStreams >= 1, history >= 1 else {
             throw ValidationError("--events-max-jids, --events-max-streams and --events-history must be at least 1")
         }
-        for (name, value) in [("--events-heartbeat", heartbeatSeconds), ("--events-write-timeout", writeTimeoutSeconds)]
+        for (name, value) in [
+            ("--events-heartbeat", heartbeatSeconds), ("--events-write-timeout", writeTimeoutSeconds),
+        ]
         where !(value.isFinite && value >= 0.1 && value <= 86_400) {
             throw ValidationError("\(name) must be between 0.1 and 86400 seconds")
         }

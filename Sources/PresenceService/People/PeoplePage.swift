@@ -1,0 +1,39 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The people page the service serves at `/`: a searchable list of everyone with live status dots, status text
+/// and attendance, grouped by domain (or the department a JID's domain names), fed by the change stream; and a
+/// storage panel. Three static files compiled into the binary: no CDN, no build step, nothing to install.
+enum PeoplePage {
+    private struct File {
+        let bytes: [UInt8]
+        let contentType: String
+        let tag: String
+
+        init(_ text: String, _ contentType: String) {
+            bytes = Array(text.utf8)
+            self.contentType = contentType
+            tag = "\"" + SHA256.hash(data: bytes).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+        }
+    }
+
+    private static let files: [String: File] = [
+        "/": File(html, "text/html; charset=utf-8"),
+        "/people.js": File(script, "text/javascript; charset=utf-8"),
+        "/people.css": File(style, "text/css; charset=utf-8"),
+    ]
+
+    static func add(to router: Router<ServiceRequestContext>) {
+        for (path, file) in files {
+            router.get(RouterPath(path)) { request, _ -> Response in
+                var headers: HTTPFields = [.cacheControl: "no-cache", .eTag: file.tag]
+                if request.headers[.ifNoneMatch] == file.tag { return Response(status: .notModified, headers: headers) }
+                headers[.contentType] = file.contentType
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import LoopbackHTTP
+import PresenceTestSupport
+import Testing
+
+/// The people page at `/` in a real browser: Debian's chromium, driven through chromedriver by python3-selenium.
+@Suite("The people page in a real browser", .serialized)
+struct PeoplePageBrowserTests {
+    /// Where the page's screenshot is kept after the test: `.build/artifacts/people-page.png`.
+    static let screenshot = CLI.repository.appendingPathComponent(".build/artifacts/people-page.png")
+
+    @Test func aPersonFoundBySearchChangesDotAndTextLiveWithoutAReload() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+            (try? Tool.run("/usr/bin/python3", ["-c", "import selenium"])) == 0
+        else {
+            Issue.record(
+                "chromium, chromium-driver and python3-selenium are needed (apt-get install them; .ci/run does)")
+            return
+        }
+        let server = try RunningServer()
+        defer { _ = server.stop() }
+        try FileManager.default.createDirectory(
+            at: Self.screenshot.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let page = try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/")
+        #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
+        #expect(!String(decoding: page.body, as: UTF8.self).contains("http"), "nothing from another origin")
+
+        let script = Bundle.module.url(forResource: "people_page_browser", withExtension: "py")!
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            script.path, "http://127.0.0.1:\(server.httpPort)", String(server.feedPort), Self.screenshot.path, "5000",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let drained = PipeDrain(output)
+        #expect(CLI.waitForExit(process, timeout: .seconds(120)), "the browser test finished")
+        #expect(process.terminationStatus == 0, "\(drained.finish())")
+        #expect(FileManager.default.fileExists(atPath: Self.screenshot.path), "the screenshot is kept")
+    }
+}
