@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "PresenceStore", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -90,6 +91,18 @@ let package = Package(
                 .product(name: "PresenceModel", package: "PresenceStore"),
             ],
             path: "Benchmarks/ProbeRefillLoad"
+        ),
+        // The change stream under load: latency from change to delivery with many open streams, and how many
+        // streams the service holds, against the release `presence` binary in its own process.
+        .executableTarget(
+            name: "EventStreamLoad",
+            dependencies: [
+                "ProsodyLoad",
+                .product(name: "LoopbackHTTP", package: "PresenceStore"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Benchmarks/EventStreamLoad"
         ),
         // A Prosody of the benchmarks' own with N member accounts, for the loads against a real XMPP server.
         .target(name: "ProsodyLoad", path: "Sources/ProsodyLoad"),
