@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -26,15 +25,11 @@ enum QueryRoutes {
                 return badRequest("jid-malformed", "'\(text)' is not a valid JID")
             }
             let svg = Array(StatusBadge.svg(for: PresenceQueryResult(jid: jid, stored: storage.lookup(jid))).utf8)
-            let tag = "\"" + SHA256.hash(data: svg).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+            let tag = EntityTag.of(svg)
             // Statuses change at any moment: caches may keep the badge but must ask again each time, which the
             // ETag makes a 304 when nothing changed.
             var headers: HTTPFields = [.cacheControl: "no-cache", .eTag: tag]
-            if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: {
-                $0.trimmingCharacters(in: .whitespaces) == tag
-            }) == true {
-                return Response(status: .notModified, headers: headers)
-            }
+            if EntityTag.isFresh(request, tag: tag) { return Response(status: .notModified, headers: headers) }
             headers[.contentType] = "image/svg+xml; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: svg)))
         }

@@ -1,5 +1,3 @@
-import Crypto
-import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -16,7 +14,7 @@ enum PeoplePage {
         init(_ text: String, _ contentType: String) {
             bytes = Array(text.utf8)
             self.contentType = contentType
-            tag = "\"" + SHA256.hash(data: bytes).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+            tag = EntityTag.of(bytes)
         }
     }
 
@@ -30,7 +28,9 @@ enum PeoplePage {
         for (path, file) in files {
             router.get(RouterPath(path)) { request, _ -> Response in
                 var headers: HTTPFields = [.cacheControl: "no-cache", .eTag: file.tag]
-                if request.headers[.ifNoneMatch] == file.tag { return Response(status: .notModified, headers: headers) }
+                if EntityTag.isFresh(request, tag: file.tag) {
+                    return Response(status: .notModified, headers: headers)
+                }
                 headers[.contentType] = file.contentType
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
             }
