@@ -32,37 +32,14 @@ public final class ServerSentEventReader {
     public init(
         host: String, port: Int, path: String, lastEventID: String? = nil, idleTimeout: Duration = .seconds(60)
     ) throws {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
-            throw Failure(description: "cannot resolve \(host)")
-        }
-        defer { freeaddrinfo(list) }
-        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
-        var interval = timeval(tv_sec: Int(idleTimeout.components.seconds), tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-        guard connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            let reason = String(cString: strerror(errno))
+        let descriptor = try LoopbackHTTPClient.connect(host: host, port: port, receiveTimeout: idleTimeout)
+        do {
+            try LoopbackHTTPClient.sendRequest(
+                "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: text/event-stream\r\n",
+                headers: lastEventID.map { ["Last-Event-ID": $0] } ?? [:], on: descriptor)
+        } catch {
             Foundation.close(descriptor)
-            throw Failure(description: "cannot connect to \(host):\(port): \(reason)")
-        }
-        var request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: text/event-stream\r\n"
-        if let lastEventID { request += "Last-Event-ID: \(lastEventID)\r\n" }
-        request += "\r\n"
-        let bytes = Array(request.utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let written = bytes[sent...].withUnsafeBytes {
-                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            guard written > 0 else {
-                Foundation.close(descriptor)
-                throw Failure(description: "send failed")
-            }
-            sent += written
+            throw error
         }
         // The head: status line and headers.
         var raw: [UInt8] = []
@@ -81,17 +58,11 @@ public final class ServerSentEventReader {
             headerEnd = raw.indices.dropFirst(max(0, scanned - 3)).first { raw[$0...].starts(with: separator) }
             scanned = raw.count
         }
-        let head = String(decoding: raw[..<headerEnd!], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = head.first?.split(separator: " ") ?? []
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+        let status: Int
+        let headers: [String: String]
+        do { (status, headers) = try LoopbackHTTPClient.parseHead(raw[..<headerEnd!]) } catch {
             Foundation.close(descriptor)
-            throw Failure(description: "bad status line")
-        }
-        var headers: [String: String] = [:]
-        for line in head.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces)
+            throw error
         }
         self.descriptor = descriptor
         self.status = status
