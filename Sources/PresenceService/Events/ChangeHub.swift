@@ -53,18 +53,9 @@ public final class ChangeHub: Sendable {
 
     /// Opens a stream; nil when ``EventStreamConfiguration/maxStreams`` are open already.
     func subscribe(_ subscription: EventSubscription, resumingAfter lastEventID: UInt64?) -> Start? {
-        let installObserver = state.withLock { state -> Bool? in
-            guard state.open.count < configuration.maxStreams else { return nil }
-            defer { state.observing = true }
-            return !state.observing
-        }
-        guard let installObserver else { return nil }
-        // On screen, not evicted: an LRU keeps every watched user for as long as the stream is open.
-        if let watched = subscription.watched, let pinning = storage as? any PinningStorage { pinning.pin(watched) }
-        if installObserver {
-            storage.setChangeObserver { [weak self] change in self?.publish(change) }
-        }
-        return state.withLock { state in
+        // Checked and registered under one lock, so concurrent opens never pass the limit together.
+        let registered = state.withLock { state -> Bool in
+            guard state.open.count < configuration.maxStreams else { return false }
             let id = ObjectIdentifier(subscription)
             state.open[id] = subscription
             state.opened += 1
@@ -73,11 +64,21 @@ public final class ChangeHub: Sendable {
             } else {
                 state.everything[id] = subscription
             }
-            if installObserver {
-                // Nothing before this point was seen: no resume can reach back past it.
+            if !state.observing {
+                // Installed under the hub's lock, so no stream can take a snapshot before changes are seen
+                // (safe: a storage never calls its observer while it holds a lock of its own). Nothing before this
+                // point was seen: no resume can reach back past it.
+                storage.setChangeObserver { [weak self] change in self?.publish(change) }
+                state.observing = true
                 state.sequence += 1
                 state.resumableFrom = state.sequence
             }
+            return true
+        }
+        guard registered else { return nil }
+        // On screen, not evicted: an LRU keeps every watched user for as long as the stream is open.
+        if let watched = subscription.watched, let pinning = storage as? any PinningStorage { pinning.pin(watched) }
+        return state.withLock { state in
             guard let lastEventID, lastEventID >= state.resumableFrom, lastEventID <= state.sequence else {
                 return .snapshot(state.sequence)
             }
