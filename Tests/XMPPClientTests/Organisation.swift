@@ -66,6 +66,8 @@ final class Organisation: Sendable {
     func shown(_ user: String) -> ResourcePresence? { presence(of: user).presence?.status?.presence }
 
     func snapshotComplete() async throws -> Bool {
-        try await eventually { source.status.snapshotComplete }
+        // Generous: under ThreadSanitizer, with other suites starting their own Prosody, the watcher's task and
+        // its SCRAM login can wait seconds for a thread. It returns as soon as the snapshot is complete.
+        try await eventually(timeout: .seconds(60)) { source.status.snapshotComplete }
     }
 }

@@ -27,7 +27,9 @@ private struct Office {
         return Office(organisation: organisation, sessions: sessions)
     }
 
-    func lookup(probeTimeout: Duration = .seconds(5), probesPerSecond: Double = 1000) -> PresenceLookup {
+    /// The default timeout is long only so that a loaded test machine (ThreadSanitizer) never turns a slow
+    /// answer into a failure; the timeout test sets its own.
+    func lookup(probeTimeout: Duration = .seconds(30), probesPerSecond: Double = 1000) -> PresenceLookup {
         PresenceLookup(
             storage: organisation.storage, prober: organisation.source,
             configuration: .init(probeTimeout: probeTimeout, probesPerSecond: probesPerSecond))
@@ -106,7 +108,7 @@ struct ProbeRefillAgainstProsodyTests {
                 return await group.reduce(into: []) { $0.append($1) }
             }
         }
-        let allWaiting = try await eventually { lookup.statistics.joinedInFlight == 49 }
+        let allWaiting = try await eventually(timeout: .seconds(60)) { lookup.statistics.joinedInFlight == 49 }
         office.organisation.server.resume()
         let results = await answers.value
         #expect(allWaiting)
@@ -182,7 +184,7 @@ struct ProbeRefillAgainstProsodyTests {
         defer { office.stop() }
         let lookup = office.lookup()
         office.organisation.server.kill()
-        #expect(try await eventually { !office.organisation.source.isConnected })
+        #expect(try await eventually(timeout: .seconds(60)) { !office.organisation.source.isConnected })
         let lost = Office.members.map(office.organisation.bare).filter {
             if case .lost = office.organisation.storage.lookup($0) { true } else { false }
         }
