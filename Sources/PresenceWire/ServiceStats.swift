@@ -12,6 +12,8 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
     public var pinned: Int = 0
     /// Change streams open now.
     public var eventStreams: Int = 0
+    /// Change streams closed because their reader stopped reading for longer than the write timeout.
+    public var eventStreamsClosedAsStalled: Int = 0
     /// Removals by cause, evictions and the caller's own.
     public var removals: [String: Int]
     /// Removals the storage decided on its own.
@@ -66,6 +68,7 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("connectionsAccepted"); writer.int(connectionsAccepted)
             writer.key("entries"); writer.int(entries)
             writer.key("eventStreams"); writer.int(eventStreams)
+            writer.key("eventStreamsClosedAsStalled"); writer.int(eventStreamsClosedAsStalled)
             writer.key("evictions"); writer.counts(evictions)
             writer.key("feedersConnected"); writer.int(feedersConnected)
             writer.key("lost"); writer.int(lost)

@@ -190,6 +190,40 @@ struct ChangeStreamTests {
         }
     }
 
+    @Test func aReaderThatStopsReadingIsClosedAfterTheWriteTimeoutAndTheServiceCarriesOn() async throws {
+        try await withService(configure: { $0.events.writeTimeout = .seconds(1) }) { ports in
+            // A reader that never reads again: the service's writes block once the socket buffers are full.
+            let stalled = try await EventClient.open("?jid=alice@example.com", port: ports.http)
+            defer { stalled.close() }
+            _ = try await stalled.nextAnswer()
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(Self.header)
+            // Changes of 100 KB each, in bursts, until the socket buffers are full and a write stays blocked.
+            let padding = String(repeating: "y", count: 100_000)
+            var sent = 0
+            let closed = try await eventually(timeout: .seconds(60)) {
+                var burst = ""
+                for _ in 0 ..< 20 {
+                    sent += 1
+                    burst += "<presence from='alice@example.com/desk'><status>\(sent) \(padding)</status></presence>"
+                }
+                try await feeder.send(burst)
+                return try await get(ServiceStats.self, "/v1/stats", port: ports.http).eventStreamsClosedAsStalled == 1
+            }
+            #expect(closed)
+            let stats = try await get(ServiceStats.self, "/v1/stats", port: ports.http)
+            #expect(stats.eventStreams == 0, "the stalled stream is gone")
+            #expect(
+                try await eventually(timeout: .seconds(60)) {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == sent
+                })
+            let fresh = try await EventClient.open("?jid=alice@example.com", port: ports.http)
+            defer { fresh.close() }
+            #expect(try await fresh.nextAnswer().result.status?.hasPrefix("\(sent) ") == true, "others are served")
+        }
+    }
+
     @Test func theStreamAndJIDCapsAreEnforcedWithClearErrors() async throws {
         try await withService(configure: {
             $0.events = EventStreamConfiguration(maxJIDsPerStream: 2, maxStreams: 1)

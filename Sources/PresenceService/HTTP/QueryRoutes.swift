@@ -46,7 +46,9 @@ enum QueryRoutes {
         }
         router.get("/v1/stats") { _, _ -> Response in
             var stats = ServiceStats(storage: storage, statistics: statistics, source: source)
-            stats.eventStreams = hub.counts.open
+            let streams = hub.counts
+            stats.eventStreams = streams.open
+            stats.eventStreamsClosedAsStalled = streams.closedAsStalled
             if lookup.prober != nil {
                 stats.probes = ProbeReport(
                     lookup.statistics, defaultPolicy: lookup.defaultPolicy, configuration: lookup.configuration)
