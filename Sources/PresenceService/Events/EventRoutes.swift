@@ -57,21 +57,24 @@ enum EventRoutes {
                     defer { hub.unsubscribe(subscription) }
                     var stream = EventWriter(storage: hub.storage, source: source)
                     stream.retry(milliseconds: 1000)
+                    func flush() async throws {
+                        subscription.writing(true)
+                        try await writer.write(stream.take())
+                        subscription.writing(false)
+                    }
                     if case .snapshot(let sequence) = start {
                         let keys = subscription.watched.map { Array($0) } ?? hub.storage.keys
                         for (index, key) in keys.sorted().enumerated() {
                             stream.event(
                                 key, id: index == keys.count - 1 ? "\(sequence)" : "\(sequence):\(index + 1)")
+                            // A snapshot of everyone is written as it is made, never held whole in memory.
+                            if stream.byteCount >= EventWriter.flushBytes { try await flush() }
                         }
                         if keys.isEmpty { stream.comment("snapshot \(sequence): nothing to show yet") }
                     }
                     var wakeups = subscription.wakeups.makeAsyncIterator()
                     while true {
-                        if stream.hasBytes {
-                            subscription.writing(true)
-                            try await writer.write(stream.take())
-                            subscription.writing(false)
-                        }
+                        if stream.byteCount > 0 { try await flush() }
                         guard let next = await subscription.next(&wakeups) else { break }
                         for change in next.changes { stream.event(change.key, id: "\(change.sequence)") }
                         if next.heartbeat { stream.comment("heartbeat") }
@@ -93,7 +96,10 @@ struct EventWriter {
         self.source = source
     }
 
-    var hasBytes: Bool { buffer.readableBytes > 0 }
+    /// How much a write may carry at most (bar one event): a snapshot of 100,000 people goes out in pieces.
+    static let flushBytes = 64 * 1024
+
+    var byteCount: Int { buffer.readableBytes }
 
     mutating func take() -> ByteBuffer {
         defer { buffer = ByteBuffer() }
