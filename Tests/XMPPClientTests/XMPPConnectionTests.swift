@@ -158,11 +158,13 @@ struct XMPPConnectionTests {
     @Test func anAnsweringServerIsKeptAliveByPings() async throws {
         let server = try ProsodyServer(accounts: ["watcher": "pw"])
         defer { server.stop() }
-        let keepAlive = KeepAlive(interval: .milliseconds(250), timeout: .milliseconds(250))
+        // The answer to a ping may take a second or more on a loaded machine (ThreadSanitizer): the timeout
+        // leaves room for that, while the silence below is still twice the dead-connection limit.
+        let keepAlive = KeepAlive(interval: .milliseconds(500), timeout: .seconds(2))
         let answered = try await XMPPConnection.withSession(try configuration(server, keepAlive: keepAlive)) {
             session in
-            // Four times the dead-connection limit without reading: only keep-alive pings and answers flow.
-            try await Task.sleep(for: .seconds(2))
+            // Twice the dead-connection limit without reading: only keep-alive pings and answers flow.
+            try await Task.sleep(for: .seconds(5))
             try await session.send(IQ.ping(id: "still-there"))
             while let stanza = try await session.next() {
                 if IQ(stanza)?.id == "still-there" { return true }
