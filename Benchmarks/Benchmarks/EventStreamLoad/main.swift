@@ -95,8 +95,7 @@ let recording = Atomic<Bool>(false)
 /// Reads one event stream: counts events, and times each delivered `t=<ns>` status against now. Scans the bytes
 /// as they arrive without copying them (the reader must cost far less than the service it measures); the last
 /// bytes of a read are carried over so that a marker split between two reads is still found.
-final class StreamReader: ChannelInboundHandler, @unchecked Sendable {
-    // @unchecked: a channel handler lives on its channel's event loop and is only touched there.
+final class StreamReader: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     private static let event = Array("event: presence".utf8)
     private static let marker = Array("\"status\":\"t=".utf8)
