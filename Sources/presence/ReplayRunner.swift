@@ -11,7 +11,8 @@ struct ReplayOutcome {
     let storage: any MemoryStorage
     let statistics: IngestStatistics
     let error: XMPPStreamError?
-    let audit: AuditReport
+    /// The comparison with the truth; nil when the runner did not audit (``ReplayRunner/audits``).
+    let audit: AuditReport?
     /// The storage's counters at the audit, before any refill.
     let storageStatistics: StorageStatistics
     /// The probes reading every user once with `cache-else-probe` would send; nil when not measured.
@@ -24,7 +25,8 @@ struct ReplayOutcome {
 
     /// The report of the wire format, naming at most `listing` lost and stale users.
     func report(listing: Int) -> ReplayReport {
-        ReplayReport(
+        guard let audit else { preconditionFailure("a replay report needs a replay that audited") }
+        return ReplayReport(
             storage: kind.name, statistics: statistics, error: error, audit: audit, refill: refill,
             storageStatistics: storageStatistics, pressure: pressure, elapsedSeconds: elapsed.seconds,
             peakResidentBytes: peakResidentBytes, notApplicable: notApplicable, notes: notes, listing: listing)
@@ -34,8 +36,11 @@ struct ReplayOutcome {
 /// Reads an input into a storage through ``PresenceReplay``, showing progress on a terminal.
 struct ReplayRunner {
     let options: ReplayOptions
+    /// Whether to keep the truth and compare the storage with it after the replay. A command that only reads the
+    /// storage afterwards (`query`) turns it off, and then pays for no second copy of the users.
+    var audits = true
     /// Whether to measure the refill cost after the audit, which changes the storage (see ``RefillCost``). A
-    /// command that reads the storage afterwards (`query`) turns it off.
+    /// command that reads the storage afterwards (`sweep`) turns it off.
     var measuresRefill = true
 
     func run(_ input: InputSource, into kind: MemoryStorageKind) throws -> ReplayOutcome {
@@ -57,7 +62,8 @@ struct ReplayRunner {
         defer { kernel?.stop() }
         let replay = PresenceReplay(
             storage: storage, sources: (options.scripted.source.map { [$0] } ?? []) + sources,
-            configuration: options.stream.configuration, decoder: options.stream.decoder)
+            truth: audits ? .forAudit(of: kind) : .none, configuration: options.stream.configuration,
+            decoder: options.stream.decoder)
         let progress = Progress(label: kind.name, enabled: showsProgress)
         let start = ContinuousClock.now
         var failure: XMPPStreamError?

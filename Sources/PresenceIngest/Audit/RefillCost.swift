@@ -15,19 +15,16 @@ public struct RefillCost: Hashable, Sendable {
 
     /// Reads every user of `truth` from `storage`, storing the truth's value for each one it lost or never had
     /// (what the probe's answer would store). Changes the storage: run it after the audit.
-    public static func measure(
-        readingEveryoneIn storage: any MemoryStorage, truth: [BareJID: UserPresence]
-    )
-        -> RefillCost
-    {
+    public static func measure(readingEveryoneIn storage: any MemoryStorage, truth: any MemoryStorage) -> RefillCost {
         var probes = 0
-        for key in truth.keys.sorted() {
+        let keys = truth.keys.sorted()
+        for key in keys {
             guard case .present = storage.lookup(key) else {
                 probes += 1
-                storage.set(truth[key]!, for: key)
+                storage.set(truth.get(key)!, for: key)
                 continue
             }
         }
-        return RefillCost(users: truth.count, probes: probes)
+        return RefillCost(users: keys.count, probes: probes)
     }
 }
