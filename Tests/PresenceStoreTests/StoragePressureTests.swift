@@ -120,7 +120,7 @@ struct StoragePressureTests {
         #expect(storage.statistics.evictions[.expired] == 2)
     }
 
-    @Test func anUpdateAfterAnEvictionRebuildsAStaleUser() {
+    @Test func anUpdateAfterAnEvictionRebuildsAStaleUser() throws {
         let storage = LRUMemoryStorage(countLimit: 1)
         let replay = PresenceReplay(storage: storage, clock: { time(0) })
         let stream = """
@@ -131,10 +131,36 @@ struct StoragePressureTests {
             """
         Array(stream.utf8).withUnsafeBytes { try! replay.feed($0) }
         try! replay.finish()
-        let audit = replay.audit()
+        let audit = try #require(replay.audit())
         #expect(
             audit.stale == [jid("alice@example.com")],
             "alice was rebuilt from her phone alone; the truth shows the desk")
         #expect(audit.lost == [jid("bob@example.com")])
+    }
+
+    @Test func aReplayKeepsATruthOnlyWhereAnAuditNeedsOne() throws {
+        let stream = Array(
+            """
+            <presence from='alice@example.com/desk'/><presence from='bob@example.com/desk'/>
+            <presence from='carol@example.com/desk'/><presence from='alice@example.com/desk' type='unavailable'/>
+            """.utf8)
+        let withoutTruth = PresenceReplay(storage: DictionaryMemoryStorage(), truth: .none, clock: { time(0) })
+        stream.withUnsafeBytes { try! withoutTruth.feed($0) }
+        #expect(withoutTruth.audit() == nil && withoutTruth.measureRefill() == nil)
+        #expect(withoutTruth.storage.count == 3, "the storage is filled all the same")
+
+        let dictionary = PresenceReplay(
+            storage: DictionaryMemoryStorage(), truth: .forAudit(of: .dictionary), clock: { time(0) })
+        stream.withUnsafeBytes { try! dictionary.feed($0) }
+        let ownAudit = try #require(dictionary.audit())
+        #expect(ownAudit.users == 3 && ownAudit.retained == 3 && ownAudit.lost.isEmpty)
+        #expect(dictionary.truth === dictionary.storage, "a storage that never evicts is its own truth")
+
+        let lru = PresenceReplay(
+            storage: LRUMemoryStorage(countLimit: 1), truth: .forAudit(of: .lru), clock: { time(0) })
+        stream.withUnsafeBytes { try! lru.feed($0) }
+        let audit = try #require(lru.audit())
+        #expect(audit.users == 3 && audit.lost.count == 2, "the separate truth holds everyone the LRU dropped")
+        #expect(try #require(lru.measureRefill()).probes == 2)
     }
 }

@@ -46,13 +46,18 @@ public protocol MemoryStorage: AnyObject, Sendable {
     /// Changes arrive in the order the storage made them, one call at a time, never while the storage holds a
     /// lock (so the observer may call back into it). Without an observer a storage computes nothing for them.
     func setChangeObserver(_ observer: (@Sendable (StorageChange) -> Void)?)
+
+    /// Applies one presence update to the user's stored value, atomically: what ``update(_:_:)`` with
+    /// `UserPresence.apply(_:receivedAt:)` does, which is the default. Every update of every source goes through
+    /// here, so a storage may do the same faster.
+    func apply(_ update: PresenceUpdate, receivedAt: PresenceTime)
 }
 
 extension MemoryStorage {
     /// The user's presence if the storage holds it.
     public func get(_ key: BareJID) -> UserPresence? { lookup(key).presence }
 
-    /// Applies one presence update to the user's stored value, atomically.
+    /// Applies one presence update to the user's stored value through ``update(_:_:)``.
     public func apply(_ update: PresenceUpdate, receivedAt: PresenceTime) {
         self.update(update.from.bare) { value in
             if value == nil { value = UserPresence() }

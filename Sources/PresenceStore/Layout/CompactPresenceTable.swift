@@ -35,6 +35,8 @@ final class CompactPresenceTable {
     private var slots: [UInt64]
     private var mask: Int
     private(set) var count = 0
+    /// Where ``apply(_:receivedAt:key:hash:)`` writes a new value before it is copied into the record.
+    private let scratch = ScratchBuffer()
     /// Bytes in records, headers included.
     private(set) var recordBytes = 0
 
@@ -101,8 +103,16 @@ final class CompactPresenceTable {
     /// Inserts a key that is not present.
     @discardableResult
     func insert(_ key: UnsafeRawBufferPointer, hash: UInt64, value: UserPresence) -> Record {
+        insert(key, hash: hash, valueLength: UserPresenceCoding.encodedSize(of: value)) {
+            UserPresenceCoding.encode(value, to: $0)
+        }
+    }
+
+    /// Inserts a key that is not present, with a value `write` encodes in `valueLength` bytes.
+    private func insert(
+        _ key: UnsafeRawBufferPointer, hash: UInt64, valueLength: Int, write: (UnsafeMutableRawPointer) -> Void
+    ) -> Record {
         if (count + 1) * 4 > slots.count * 3 { grow() }
-        let valueLength = UserPresenceCoding.encodedSize(of: value)
         let size = layoutSize + key.count + valueLength
         guard let pointer = malloc(size) else { fatalError("out of memory") }
         precondition(
@@ -112,7 +122,7 @@ final class CompactPresenceTable {
         (pointer + headerSize).storeBytes(of: UInt16(key.count), as: UInt16.self)
         (pointer + headerSize).storeBytes(of: UInt32(valueLength), toByteOffset: 2, as: UInt32.self)
         if let base = key.baseAddress { (pointer + layoutSize).copyMemory(from: base, byteCount: key.count) }
-        UserPresenceCoding.encode(value, to: pointer + layoutSize + key.count)
+        write(pointer + layoutSize + key.count)
         recordBytes += size
         count += 1
         place(pointer, hash: hash)
@@ -122,9 +132,17 @@ final class CompactPresenceTable {
     /// Replaces a record's value; the record may move (its header moves with it).
     @discardableResult
     func replace(_ record: Record, hash: UInt64, with value: UserPresence) -> Record {
+        replace(record, hash: hash, valueLength: UserPresenceCoding.encodedSize(of: value)) {
+            UserPresenceCoding.encode(value, to: $0)
+        }
+    }
+
+    /// Replaces a record's value with one `write` encodes in `valueLength` bytes; the record may move.
+    private func replace(
+        _ record: Record, hash: UInt64, valueLength newValueLength: Int, write: (UnsafeMutableRawPointer) -> Void
+    ) -> Record {
         let keyLength = keyLength(record.pointer)
         let oldValueLength = valueLength(record.pointer)
-        let newValueLength = UserPresenceCoding.encodedSize(of: value)
         var pointer = record.pointer
         if newValueLength != oldValueLength {
             let slot = slotIndex(of: record.pointer, hash: hash)
@@ -136,8 +154,26 @@ final class CompactPresenceTable {
             recordBytes += newValueLength - oldValueLength
             (pointer + headerSize).storeBytes(of: UInt32(newValueLength), toByteOffset: 2, as: UInt32.self)
         }
-        UserPresenceCoding.encode(value, to: pointer + layoutSize + keyLength)
+        write(pointer + layoutSize + keyLength)
         return Record(pointer: pointer)
+    }
+
+    /// Applies a presence update to the user's value in its encoded form (see
+    /// ``UserPresenceCoding/apply(_:receivedAt:to:into:)``), inserting the user when absent: what
+    /// decoding, `UserPresence.apply(_:receivedAt:)` and encoding again would store, at a fraction of the cost.
+    @discardableResult
+    func apply(
+        _ update: PresenceUpdate, receivedAt: PresenceTime, key: UnsafeRawBufferPointer, hash: UInt64
+    )
+        -> Record
+    {
+        guard let record = find(key, hash: hash) else {
+            let length = UserPresenceCoding.apply(update, receivedAt: receivedAt, to: nil, into: scratch)
+            return insert(key, hash: hash, valueLength: length) { scratch.copy(length, to: $0) }
+        }
+        let value = record.pointer + layoutSize + keyLength(record.pointer)
+        let length = UserPresenceCoding.apply(update, receivedAt: receivedAt, to: value, into: scratch)
+        return replace(record, hash: hash, valueLength: length) { scratch.copy(length, to: $0) }
     }
 
     /// Removes a record and frees it.

@@ -104,11 +104,11 @@ enum UserPresenceCoding {
             sequence: sequence)
     }
 
-    private static func showCode(_ show: PresenceShow) -> UInt8 {
+    static func showCode(_ show: PresenceShow) -> UInt8 {
         UInt8(PresenceShow.allCases.firstIndex(of: show)! + 1)
     }
 
-    private static func attendanceCode(_ attendance: Attendance) -> UInt8 {
+    static func attendanceCode(_ attendance: Attendance) -> UInt8 {
         UInt8(Attendance.allCases.firstIndex(of: attendance)! + 1)
     }
 }

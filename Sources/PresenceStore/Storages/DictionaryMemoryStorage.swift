@@ -123,6 +123,22 @@ public final class DictionaryMemoryStorage: MemoryStorage {
         return result
     }
 
+    /// Applies the update to the user's encoded value without decoding it (see `CompactPresenceTable.apply`); the
+    /// user's values are decoded only when a change observer listens.
+    public func apply(_ update: PresenceUpdate, receivedAt: PresenceTime) {
+        let key = update.from.bare
+        withStripe(key) { table, bytes, hash in
+            guard changes.isObserved else {
+                table.apply(update, receivedAt: receivedAt, key: bytes, hash: hash)
+                return
+            }
+            let old = table.find(bytes, hash: hash).map { table.value(of: $0) }
+            let record = table.apply(update, receivedAt: receivedAt, key: bytes, hash: hash)
+            changes.publishUpdate(key, old: old, new: table.value(of: record))
+        }
+        changes.deliver()
+    }
+
     /// Drops nothing, whatever the level; reports whether the storage is over its memory budget.
     @discardableResult
     public func handle(_ pressure: MemoryPressure) -> PressureResponse {
