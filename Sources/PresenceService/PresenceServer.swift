@@ -55,9 +55,11 @@ public struct PresenceServer: Sendable {
     ) async throws {
         let (feedPorts, feedContinuation) = AsyncStream.makeStream(of: Int.self)
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
+        let (lookup, source) = (lookup, xmppSource)
         let application = Application(
             router: QueryRoutes.router(
                 lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes),
+            server: .presenceHTTP1(lookup: lookup, live: { source?.isLive }, serverName: "presence"),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },

@@ -68,15 +68,7 @@ public final class PresenceLookup: Sendable {
     /// Each user's answer under `policy` (``defaultPolicy`` when nil), in the order asked. The probes a batch
     /// needs go out together, and the batch waits once.
     public func lookup(_ jids: [BareJID], policy: LookupPolicy? = nil) async -> [LookupAnswer] {
-        let policy = policy ?? defaultPolicy
-        var answers = jids.map { LookupAnswer(jid: $0, fromStorage: storage.lookup($0)) }
-        let wanted = answers.indices.filter { index in
-            switch policy {
-            case .cacheOnly: false
-            case .cacheElseProbe: answers[index].origin == .none
-            case .probe: true
-            }
-        }
+        var (answers, wanted) = storageAnswers(jids, policy: policy ?? defaultPolicy)
         guard !wanted.isEmpty else { return answers }
         guard let prober, prober.isConnected else {
             for index in wanted { answers[index].probeFailure = .notConnected }
@@ -125,6 +117,28 @@ public final class PresenceLookup: Sendable {
             }
         }
         return answers
+    }
+
+    /// Each user's answer under `policy` (``defaultPolicy`` when nil) when the storage alone answers them all,
+    /// without waiting; nil when any of them needs the server (then ``lookup(_:policy:)-([BareJID],_)`` does).
+    ///
+    /// What the query API answers on the connection's event loop, without a task: most lookups are storage hits.
+    public func answersFromStorage(_ jids: [BareJID], policy: LookupPolicy? = nil) -> [LookupAnswer]? {
+        let (answers, wanted) = storageAnswers(jids, policy: policy ?? defaultPolicy)
+        return wanted.isEmpty ? answers : nil
+    }
+
+    /// The storage's answers, and the indices of those the policy wants probed.
+    private func storageAnswers(_ jids: [BareJID], policy: LookupPolicy) -> ([LookupAnswer], [Int]) {
+        let answers = jids.map { LookupAnswer(jid: $0, fromStorage: storage.lookup($0)) }
+        let wanted = answers.indices.filter { index in
+            switch policy {
+            case .cacheOnly: false
+            case .cacheElseProbe: answers[index].origin == .none
+            case .probe: true
+            }
+        }
+        return (answers, wanted)
     }
 
     /// Probes one batch, bounded by the timeout, and hands every waiting lookup the outcome.

@@ -1,0 +1,65 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import PresenceStore
+
+/// Hummingbird's HTTP/1.1 child channel with ``StorageAnswerHandler`` in it, right after HTTP decoding.
+///
+/// The pipeline is the one `HTTP1Channel` builds (the same decoder limits, no pipelining assistance, the
+/// connection-state handler for idle time and graceful shutdown, the async channel the router reads), with one
+/// handler added before the conversion to Swift HTTP Types: it answers storage hits in NIOHTTP1's own types,
+/// without that conversion, and sees each request's HTTP version and keep-alive as the wire had them.
+/// `HTTP1Channel.Configuration.additionalChannelHandlers` can only add handlers after the conversion.
+struct PresenceHTTP1Channel: HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: HTTPChannelHandler.Responder
+    let lookup: PresenceLookup
+    let live: @Sendable () -> Bool?
+    let serverName: String
+
+    /// Hummingbird's default limits (`HTTP1Channel.Configuration.DecoderConfiguration`).
+    private static let decoderLimits: NIOHTTPDecoderLimitConfiguration = {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 80 * 1024
+        limits.maxHeaderListSize = 80 * 1024
+        limits.maxHeaderFieldCount = 1000
+        return limits
+    }()
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
+                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: PresenceHTTP1Channel.decoderLimits)
+            try channel.pipeline.syncOperations.addHandler(
+                StorageAnswerHandler(lookup: lookup, live: live, serverName: serverName))
+            try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
+            return try NIOAsyncChannel(
+                wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        }
+    }
+
+    func handle(value asyncChannel: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    }
+}
+
+extension HTTPServerBuilder {
+    /// HTTP/1.1 with storage hits answered on the event loop (``PresenceHTTP1Channel``).
+    static func presenceHTTP1(
+        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, serverName: String
+    )
+        -> HTTPServerBuilder
+    {
+        HTTPServerBuilder { responder in
+            PresenceHTTP1Channel(responder: responder, lookup: lookup, live: live, serverName: serverName)
+        }
+    }
+}

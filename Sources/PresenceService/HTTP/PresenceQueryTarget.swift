@@ -1,0 +1,94 @@
+/// The JIDs and policy a presence query's request target asks for: `/v1/presence/{jid}[?policy=…]` or
+/// `/v1/presence?jid=…&jid=…[&policy=…]`, percent-decoded as the router decodes them.
+///
+/// Nil for any other path, and for a target it cannot decode exactly (a bad escape, bytes that are not UTF-8, a
+/// repeated policy): those go to the router, which answers or explains the error.
+struct PresenceQueryTarget: Equatable {
+    static let prefix: StaticString = "/v1/presence"
+    /// Paths under the prefix that are routes of their own, not JIDs.
+    static let reservedSegments: Set<String> = ["events"]
+
+    var jids: [String] = []
+    var policy: String?
+
+    init(jids: [String], policy: String?) {
+        self.jids = jids
+        self.policy = policy
+    }
+
+    init?(_ target: String) {
+        var target = target
+        guard let parsed = target.withUTF8({ PresenceQueryTarget(utf8: $0) }) else { return nil }
+        self = parsed
+    }
+
+    private init?(utf8 target: UnsafeBufferPointer<UInt8>) {
+        let prefix = UnsafeBufferPointer(
+            start: PresenceQueryTarget.prefix.utf8Start, count: PresenceQueryTarget.prefix.utf8CodeUnitCount)
+        guard target.starts(with: prefix) else { return nil }
+        let questionMark = target[prefix.count...].firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex
+        let path = target[prefix.count ..< questionMark]
+        if !path.isEmpty {
+            // `/{jid}`: one segment, no further slash (`/{jid}/badge.svg` is the badge route).
+            guard path.first == UInt8(ascii: "/"), path.count > 1, !path.dropFirst().contains(UInt8(ascii: "/")),
+                let jid = PresenceQueryTarget.decode(path.dropFirst()),
+                !PresenceQueryTarget.reservedSegments.contains(jid)
+            else { return nil }
+            jids.append(jid)
+        }
+        guard questionMark != target.endIndex else { return }
+        var start = questionMark + 1
+        while start <= target.endIndex {
+            let end = target[start...].firstIndex(of: UInt8(ascii: "&")) ?? target.endIndex
+            let pair = target[start ..< end]
+            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? end
+            let name = pair[..<equals]
+            let value = equals == end ? pair[end...] : pair[(equals + 1)...]
+            if name.elementsEqual("jid".utf8) {
+                // The single-JID path takes its JID from the path only, as the router does.
+                if path.isEmpty {
+                    guard let jid = PresenceQueryTarget.decode(value) else { return nil }
+                    jids.append(jid)
+                }
+            } else if name.elementsEqual("policy".utf8) {
+                guard policy == nil, let decoded = PresenceQueryTarget.decode(value) else { return nil }
+                policy = decoded
+            }
+            start = end + 1
+        }
+    }
+
+    /// Percent-decodes into UTF-8 text, as the router does (a `+` stays a `+`: it is valid in a JID's localpart);
+    /// nil for a bad escape or bytes that are not UTF-8.
+    static func decode(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String? {
+        guard bytes.contains(UInt8(ascii: "%")) else {
+            return String(validating: UnsafeBufferPointer(rebasing: bytes), as: UTF8.self)
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "%") else {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]),
+                let low = hexValue(bytes[index + 2])
+            else { return nil }
+            output.append(high << 4 | low)
+            index += 3
+        }
+        return String(validating: output, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a") ... UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A") ... UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import LoopbackHTTP
+import PresenceStore
+import PresenceTestSupport
+import PresenceWire
+import Testing
+
+@testable import PresenceService
+
+/// Storage hits are answered on the event loop, ahead of the router (`StorageAnswerHandler`); these hold that path to
+/// what the router answers and to HTTP/1.1's rules.
+@Suite("Queries the storage answers skip the router and still obey HTTP", .serialized)
+struct StorageAnswerTests {
+    private func feedAliceAndBob(_ ports: PresenceServer.BoundPorts) async throws {
+        let feeder = try await Feeder.connect(port: ports.feed)
+        defer { feeder.close() }
+        try await feeder.send(
+            "<presence from='alice@example.com/desk'><show>dnd</show><status>Quote \" and \\ back</status></presence>"
+                + "<presence from='bob@example.com/desk' type='unavailable'/>")
+        #expect(try await eventually { try await state(of: "bob@example.com", port: ports.http)?.state == .offline })
+    }
+
+    /// The bodies of the HTTP/1.1 responses in `text`, in order.
+    private func bodies(_ text: String) -> [String] {
+        var bodies: [String] = []
+        var rest = Substring(text)
+        while let headEnd = rest.range(of: "\r\n\r\n") {
+            let head = rest[..<headEnd.lowerBound].lowercased()
+            let length =
+                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            let bodyStart = headEnd.upperBound
+            let bodyEnd = rest.utf8.index(bodyStart, offsetBy: length)
+            bodies.append(String(rest[bodyStart ..< bodyEnd]))
+            rest = rest[bodyEnd...]
+        }
+        return bodies
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrderWhicheverPathAnswersThem() async throws {
+        try await withService { ports in
+            try await feedAliceAndBob(ports)
+            let client = try await Feeder.connect(port: ports.http)
+            defer { client.close() }
+            // The first goes to the router; the second would be a storage hit, but must not overtake it.
+            try await client.send(
+                "GET /v1/stats HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /v1/presence/alice@example.com HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /v1/presence?jid=bob%40example.com&jid=nobody@example.com HTTP/1.1\r\nHost: x\r\n"
+                    + "Connection: close\r\n\r\n")
+            let (text, closed) = try await client.readUntilClosed()
+            #expect(closed, "Connection: close on the last request closes the connection after its answer")
+            let answers = bodies(text)
+            try #require(answers.count == 4, "\(text)")
+            #expect(answers[0].contains("\"storage\":\"dictionary\""), "the statistics first")
+            let alice = try JSONDecoder().decode(QueryDocument.self, from: Data(answers[1].utf8)).results
+            #expect(alice.map(\.state) == [.available] && alice.first?.status == "Quote \" and \\ back")
+            #expect(answers[2] == "ok\n")
+            let others = try JSONDecoder().decode(QueryDocument.self, from: Data(answers[3].utf8)).results
+            #expect(others.map(\.state) == [.offline, .unknown])
+        }
+    }
+
+    @Test func aStorageHitIsTheSameDocumentTheRouterWrites() async throws {
+        try await withService { ports in
+            try await feedAliceAndBob(ports)
+            let client = try await Feeder.connect(port: ports.http)
+            defer { client.close() }
+            // Pipelined behind /v1/stats, the query goes to the router; alone, the storage answers it.
+            try await client.send(
+                "GET /v1/stats HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /v1/presence?jid=alice@example.com&jid=bob@example.com HTTP/1.1\r\nHost: x\r\n"
+                    + "Connection: close\r\n\r\n")
+            let routed = bodies(try await client.readUntilClosed().text)[1]
+            let direct = try await httpGet("/v1/presence?jid=alice@example.com&jid=bob@example.com", port: ports.http)
+            #expect(String(decoding: direct.body, as: UTF8.self) == routed)
+            #expect(direct.headers["content-type"] == "application/json; charset=utf-8")
+            #expect(direct.headers["server"] == "presence" && direct.headers["date"]?.hasSuffix(" GMT") == true)
+        }
+    }
+
+    @Test func anHTTP10RequestIsAnsweredAndTheConnectionClosed() async throws {
+        try await withService { ports in
+            try await feedAliceAndBob(ports)
+            let client = try await Feeder.connect(port: ports.http)
+            defer { client.close() }
+            try await client.send("GET /v1/presence/alice@example.com HTTP/1.0\r\n\r\n")
+            let (text, closed) = try await client.readUntilClosed()
+            #expect(closed)
+            #expect(text.hasPrefix("HTTP/1.0 200 OK\r\n"), "\(text)")
+            #expect(text.lowercased().contains("connection: close"))
+        }
+    }
+
+    @Test func errorsAndOtherRoutesStillComeFromTheRouter() async throws {
+        try await withService { ports in
+            let malformed = try await httpGet("/v1/presence/bad@@example.com", port: ports.http)
+            #expect(malformed.status == 400)
+            #expect(String(decoding: malformed.body, as: UTF8.self).contains("jid-malformed"))
+            let policy = try await httpGet("/v1/presence/a@example.com?policy=sometimes", port: ports.http)
+            #expect(policy.status == 400 && String(decoding: policy.body, as: UTF8.self).contains("unknown policy"))
+            let probe = try await httpGet("/v1/presence/a@example.com?policy=probe", port: ports.http)
+            #expect(probe.status == 400, "a probing policy without an XMPP source")
+            #expect(try await httpGet("/v1/presence/a@example.com/badge.svg", port: ports.http).status == 200)
+        }
+    }
+
+    @Test func requestTargetsAreDecodedAsTheRouterDecodesThem() {
+        #expect(PresenceQueryTarget("/v1/presence/alice%40example.com")?.jids == ["alice@example.com"])
+        #expect(PresenceQueryTarget("/v1/presence/a+b@example.com")?.jids == ["a+b@example.com"], "+ is not a space")
+        #expect(
+            PresenceQueryTarget("/v1/presence?jid=a@x&policy=cache-only&jid=b%40y&other=1")
+                == PresenceQueryTarget(jids: ["a@x", "b@y"], policy: "cache-only"))
+        #expect(PresenceQueryTarget("/v1/presence/a@x?jid=b@y")?.jids == ["a@x"], "the path's JID only")
+        #expect(PresenceQueryTarget("/v1/presence?")?.jids == [])
+        #expect(PresenceQueryTarget("/v1/presence/events") == nil, "the change stream's route")
+        #expect(PresenceQueryTarget("/v1/presence/a@x/badge.svg") == nil)
+        #expect(PresenceQueryTarget("/v1/presences/a@x") == nil)
+        #expect(PresenceQueryTarget("/v1/presence?jid=a%4") == nil, "a cut escape")
+        #expect(PresenceQueryTarget("/v1/presence?jid=%ff%fe") == nil, "not UTF-8")
+        #expect(PresenceQueryTarget("/v1/presence?jid=a@x&policy=probe&policy=cache-only") == nil)
+    }
+}
