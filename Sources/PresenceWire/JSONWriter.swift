@@ -60,7 +60,16 @@ public struct JSONWriter {
 
     public mutating func int(_ value: Int?) {
         guard let value else { return null() }
-        bytes.append(contentsOf: String(value).utf8)
+        guard value >= 0 else { return bytes.append(contentsOf: String(value).utf8) }
+        // Digits straight into the bytes, most significant first: no intermediate string.
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     public mutating func double(_ value: Double?) {

@@ -134,4 +134,19 @@ struct WireFormatTests {
         #expect(
             String(decoding: compact.bytes, as: UTF8.self) == #"{"empty":{},"list":["a","b"],"none":[],"ratio":0.25}"#)
     }
+
+    @Test func integersAndStringsAreWrittenAsJSONEncoderWritesThem() throws {
+        let numbers = [0, 7, 9, 10, 99, 100, 101, 12_345, 1_000_000, -1, -128, Int.max, Int.min]
+        let strings = ["", "plain", "quote \" and \\ back", "tab\tnew\nline\r", "\u{1}\u{1f}", "Grüße, 日本"]
+        var writer = JSONWriter()
+        writer.object { writer in
+            writer.key("numbers"); writer.array(numbers) { writer, number in writer.int(number) }
+            writer.key("strings"); writer.strings(strings)
+        }
+        struct Expected: Codable { var numbers: [Int]; var strings: [String] }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let expected = try encoder.encode(Expected(numbers: numbers, strings: strings))
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+    }
 }

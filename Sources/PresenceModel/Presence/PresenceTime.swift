@@ -34,13 +34,46 @@ public struct PresenceTime: Hashable, Comparable, Sendable, CustomStringConverti
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
         let secondOfDay = Int(seconds - Int64(days) * 86_400)
         let (year, month, day) = PresenceTime.civilDate(daysSinceEpoch: days)
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        var text =
-            "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
-        if milliseconds != 0 {
-            text += "." + String(String(milliseconds + 1000).dropFirst())
+        guard (0 ... 9999).contains(year) else {
+            func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            var text =
+                "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+            if milliseconds != 0 { text += "." + String(String(milliseconds + 1000).dropFirst()) }
+            return text + "Z"
         }
-        return text + "Z"
+        // Every answer the query API writes carries one: digits into one buffer, no intermediate strings.
+        return String(unsafeUninitializedCapacity: 24) { output in
+            var index = 0
+            func digits(_ value: Int, _ count: Int) {
+                var value = value
+                for position in stride(from: count - 1, through: 0, by: -1) {
+                    output[index + position] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                index += count
+            }
+            func character(_ byte: Unicode.Scalar) {
+                output[index] = UInt8(byte.value)
+                index += 1
+            }
+            digits(year, 4)
+            character("-")
+            digits(month, 2)
+            character("-")
+            digits(day, 2)
+            character("T")
+            digits(secondOfDay / 3600, 2)
+            character(":")
+            digits(secondOfDay / 60 % 60, 2)
+            character(":")
+            digits(secondOfDay % 60, 2)
+            if milliseconds != 0 {
+                character(".")
+                digits(milliseconds, 3)
+            }
+            character("Z")
+            return index
+        }
     }
 
     /// Parses an XEP-0082 DateTime (`CCYY-MM-DDThh:mm:ss[.sss][Z|±hh:mm]`) or the legacy XEP-0091 form
