@@ -9,6 +9,9 @@ public struct QueryDocument: Hashable, Sendable, Decodable, JSONDocument {
         self.error = error
     }
 
+    /// Answers are about 290 bytes each (every member is written, null or not).
+    public var estimatedJSONSize: Int { 64 + results.count * 320 }
+
     public func write(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.key("error")
