@@ -3,10 +3,10 @@
 #   libexpat alone with empty callbacks (expat-stanzas.c), `presence replay --storage dictionary` and
 #   `presence query --input` on the same generated stream, timed by hyperfine.
 #
-#   bash Benchmarks/Scripts/ingest-vs-expat.sh [users] [updates] [runs]    # default 100000 1000000 10
+#   bash Benchmarks/Scripts/ingest-vs-expat.sh [users] [updates] [rounds]    # default 100000 1000000 10
 #
 # Needs hyperfine, cc and libexpat1-dev; builds the release binary. Prints each command's mean and its ratio
-# to expat's; the JSON export is left in $WORK/ingest.json.
+# to expat's, within each round; every round's times are left in $WORK/rounds.jsonl.
 set -euo pipefail
 users=${1:-100000}
 updates=${2:-1000000}
@@ -22,14 +22,24 @@ stream="$WORK/stream-$users-$updates.xml"
 ls -l "$stream"
 "$WORK/expat-stanzas" "$stream"
 someone=$(grep -m1 -o "from='[^/']*" "$stream" | cut -c7-)
-hyperfine --warmup 1 --runs "$runs" --export-json "$WORK/ingest.json" \
-    -n expat "$WORK/expat-stanzas $stream" \
-    -n replay "$presence replay --storage dictionary --format json $stream" \
-    -n query "$presence query --input $stream $someone"
-python3 - "$WORK/ingest.json" <<'PY'
-import json, sys
-results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-expat = results["expat"]["mean"]
-for name, r in results.items():
-    print(f"{name:8} mean {r['mean']:.3f} s  median {r['median']:.3f} s  min {r['min']:.3f} s  ÷ expat {r['mean'] / expat:.2f}")
+# The machine's speed drifts by tens of percent between minutes, and memory-bound work (a hash table of
+# 100,000 users) drifts more than expat's streaming: each round times all three back to back (hyperfine, one
+# run each after a warm-up), and the ratios are taken within a round, then their median across rounds.
+: >"$WORK/rounds.jsonl"
+for round in $(seq "$runs"); do
+    hyperfine --warmup 1 --runs 1 --export-json "$WORK/round.json" \
+        -n expat "$WORK/expat-stanzas $stream" \
+        -n replay "$presence replay --storage dictionary --format json $stream" \
+        -n query "$presence query --input $stream $someone" >/dev/null
+    python3 -c 'import json,sys; print(json.dumps({r["command"]: r["mean"] for r in json.load(open(sys.argv[1]))["results"]}))' \
+        "$WORK/round.json" | tee -a "$WORK/rounds.jsonl"
+done
+python3 - "$WORK/rounds.jsonl" <<'PY'
+import json, statistics, sys
+rounds = [json.loads(line) for line in open(sys.argv[1])]
+for name in ("expat", "replay", "query"):
+    times = [r[name] for r in rounds]
+    ratios = [r[name] / r["expat"] for r in rounds]
+    print(f"{name:7} median {statistics.median(times):.3f} s  min {min(times):.3f} s  "
+          f"÷ expat: median {statistics.median(ratios):.2f}, best {min(ratios):.2f}, worst {max(ratios):.2f}")
 PY

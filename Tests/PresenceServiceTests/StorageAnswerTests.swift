@@ -37,22 +37,31 @@ struct StorageAnswerTests {
         return bodies
     }
 
+    /// GETs `targets` pipelined on one connection, the last with `Connection: close`; the bodies, and whether the
+    /// service closed the connection after them.
+    private func pipelined(_ targets: [String], port: Int) async throws -> (bodies: [String], closed: Bool) {
+        let client = try await Feeder.connect(port: port)
+        defer { client.close() }
+        try await client.send(
+            targets.enumerated().map { index, target in
+                "GET \(target) HTTP/1.1\r\nHost: x\r\n" + (index == targets.count - 1 ? "Connection: close\r\n" : "")
+                    + "\r\n"
+            }.joined())
+        let (text, closed) = try await client.readUntilClosed()
+        return (bodies(text), closed)
+    }
+
     @Test func pipelinedRequestsAreAnsweredInOrderWhicheverPathAnswersThem() async throws {
         try await withService { ports in
             try await feedAliceAndBob(ports)
-            let client = try await Feeder.connect(port: ports.http)
-            defer { client.close() }
             // The first goes to the router; the second would be a storage hit, but must not overtake it.
-            try await client.send(
-                "GET /v1/stats HTTP/1.1\r\nHost: x\r\n\r\n"
-                    + "GET /v1/presence/alice@example.com HTTP/1.1\r\nHost: x\r\n\r\n"
-                    + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-                    + "GET /v1/presence?jid=bob%40example.com&jid=nobody@example.com HTTP/1.1\r\nHost: x\r\n"
-                    + "Connection: close\r\n\r\n")
-            let (text, closed) = try await client.readUntilClosed()
+            let (answers, closed) = try await pipelined(
+                [
+                    "/v1/stats", "/v1/presence/alice@example.com", "/healthz",
+                    "/v1/presence?jid=bob%40example.com&jid=nobody@example.com",
+                ], port: ports.http)
             #expect(closed, "Connection: close on the last request closes the connection after its answer")
-            let answers = bodies(text)
-            try #require(answers.count == 4, "\(text)")
+            try #require(answers.count == 4, "\(answers)")
             #expect(answers[0].contains("\"storage\":\"dictionary\""), "the statistics first")
             let alice = try JSONDecoder().decode(QueryDocument.self, from: Data(answers[1].utf8)).results
             #expect(alice.map(\.state) == [.available] && alice.first?.status == "Quote \" and \\ back")
@@ -65,14 +74,10 @@ struct StorageAnswerTests {
     @Test func aStorageHitIsTheSameDocumentTheRouterWrites() async throws {
         try await withService { ports in
             try await feedAliceAndBob(ports)
-            let client = try await Feeder.connect(port: ports.http)
-            defer { client.close() }
             // Pipelined behind /v1/stats, the query goes to the router; alone, the storage answers it.
-            try await client.send(
-                "GET /v1/stats HTTP/1.1\r\nHost: x\r\n\r\n"
-                    + "GET /v1/presence?jid=alice@example.com&jid=bob@example.com HTTP/1.1\r\nHost: x\r\n"
-                    + "Connection: close\r\n\r\n")
-            let routed = bodies(try await client.readUntilClosed().text)[1]
+            let routed = try await pipelined(
+                ["/v1/stats", "/v1/presence?jid=alice@example.com&jid=bob@example.com"], port: ports.http
+            ).bodies[1]
             let direct = try await httpGet("/v1/presence?jid=alice@example.com&jid=bob@example.com", port: ports.http)
             #expect(String(decoding: direct.body, as: UTF8.self) == routed)
             #expect(direct.headers["content-type"] == "application/json; charset=utf-8")
