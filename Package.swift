@@ -108,8 +108,6 @@ let package = Package(
                 "PresenceWorkload", "PresenceService", "PresenceSource", "XMPPClient", "LoopbackHTTP", "XMPPStream",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         // Test fixtures, and the MemoryStorage contract as one function a storage's tests call (as
         // swift-collections' `checkCollection`): a new storage gets the whole contract suite by one call.

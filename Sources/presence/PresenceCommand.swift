@@ -1,6 +1,7 @@
 import ArgumentParser
 
 /// `presence`: replay, compare and query presence streams against the storages, and generate streams.
+@main
 struct PresenceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "presence",
