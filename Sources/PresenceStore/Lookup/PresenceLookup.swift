@@ -120,7 +120,7 @@ public final class PresenceLookup: Sendable {
     }
 
     /// Each user's answer under `policy` (``defaultPolicy`` when nil) when the storage alone answers them all,
-    /// without waiting; nil when any of them needs the server (then ``lookup(_:policy:)-([BareJID],_)`` does).
+    /// without waiting; nil when any of them needs the server (then the asynchronous lookup does).
     ///
     /// What the query API answers on the connection's event loop, without a task: most lookups are storage hits.
     public func answersFromStorage(_ jids: [BareJID], policy: LookupPolicy? = nil) -> [LookupAnswer]? {
