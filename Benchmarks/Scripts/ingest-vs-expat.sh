@@ -5,17 +5,13 @@
 #
 #   bash Benchmarks/Scripts/ingest-vs-expat.sh [users] [updates] [rounds]    # default 100000 1000000 10
 #
-# Needs hyperfine, cc and libexpat1-dev; builds the release binary. Prints each command's mean and its ratio
+# Needs hyperfine, cc and libexpat1-dev; builds the release binary. Prints each command's median time and its ratio
 # to expat's, within each round; every round's times are left in $WORK/rounds.jsonl.
 set -euo pipefail
 users=${1:-100000}
 updates=${2:-1000000}
 runs=${3:-10}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=${WORK:-$(mktemp -d)}
-cd "$root"
-swift build -c release --product presence >/dev/null
-presence="$root/.build/release/presence"
+source "$(dirname "$0")/common.sh" hyperfine cc pkg-config python3
 cc -O2 -o "$WORK/expat-stanzas" Benchmarks/Scripts/expat-stanzas.c $(pkg-config --cflags --libs expat)
 stream="$WORK/stream-$users-$updates.xml"
 [ -f "$stream" ] || "$presence" generate --users "$users" --updates "$updates" -o "$stream"

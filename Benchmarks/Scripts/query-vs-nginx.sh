@@ -14,11 +14,7 @@ users=${1:-100000}
 seconds=${2:-6}
 rounds=${3:-4}
 batch=${4:-1000}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=${WORK:-$(mktemp -d)}
-cd "$root"
-swift build -c release --product presence >/dev/null
-presence="$root/.build/release/presence"
+source "$(dirname "$0")/common.sh" wrk nginx curl python3
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 http=$(free_port); feed=$(free_port); static=$(free_port); beforeHTTP=$(free_port); beforeFeed=$(free_port)
 pids=()

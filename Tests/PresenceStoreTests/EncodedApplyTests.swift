@@ -36,7 +36,7 @@ struct EncodedApplyTests {
         let length =
             encoded.map { bytes in
                 bytes.withUnsafeBytes {
-                    UserPresenceCoding.apply(update, receivedAt: time, to: $0.baseAddress!, into: scratch)
+                    UserPresenceCoding.apply(update, receivedAt: time, to: $0, into: scratch)
                 }
             } ?? UserPresenceCoding.apply(update, receivedAt: time, to: nil, into: scratch)
         var result = [UInt8](repeating: 0, count: length)

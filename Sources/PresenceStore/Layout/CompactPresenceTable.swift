@@ -171,7 +171,8 @@ final class CompactPresenceTable {
             let length = UserPresenceCoding.apply(update, receivedAt: receivedAt, to: nil, into: scratch)
             return insert(key, hash: hash, valueLength: length) { scratch.copy(length, to: $0) }
         }
-        let value = record.pointer + layoutSize + keyLength(record.pointer)
+        let value = UnsafeRawBufferPointer(
+            start: record.pointer + layoutSize + keyLength(record.pointer), count: valueLength(record.pointer))
         let length = UserPresenceCoding.apply(update, receivedAt: receivedAt, to: value, into: scratch)
         return replace(record, hash: hash, valueLength: length) { scratch.copy(length, to: $0) }
     }

@@ -20,11 +20,12 @@ extension UserPresenceCoding {
     /// defined in `UserPresence`, and this is held to them.
     ///
     /// - Parameters:
-    ///   - source: the encoded value, or nil for a user with nothing applied yet.
+    ///   - source: the encoded value (its bytes, whose count sizes the result), or nil for a user with nothing
+    ///     applied yet.
     ///   - scratch: grown as needed; on return its first `result` bytes are the new encoded value.
     /// - Returns: the length of the new encoded value.
     static func apply(
-        _ update: PresenceUpdate, receivedAt: PresenceTime, to source: UnsafeRawPointer?,
+        _ update: PresenceUpdate, receivedAt: PresenceTime, to source: UnsafeRawBufferPointer?,
         into scratch: ScratchBuffer
     ) -> Int {
         var resource = update.from.resource ?? ""
@@ -47,8 +48,9 @@ extension UserPresenceCoding {
 
     private static func apply(
         _ update: PresenceUpdate, receivedAt: PresenceTime, resource: UnsafeRawBufferPointer,
-        status: UnsafeRawBufferPointer?, to source: UnsafeRawPointer?, into scratch: ScratchBuffer
+        status: UnsafeRawBufferPointer?, to sourceBytes: UnsafeRawBufferPointer?, into scratch: ScratchBuffer
     ) -> Int {
+        let source = sourceBytes?.baseAddress
         let oldSequence = source?.loadUnaligned(as: UInt32.self) ?? 0
         let availableCount = source.map { Int($0.load(fromByteOffset: 4, as: UInt8.self)) } ?? 0
         let hasLast = source.map { $0.load(fromByteOffset: 5, as: UInt8.self) != 0 } ?? false
@@ -56,13 +58,9 @@ extension UserPresenceCoding {
         let updatedAt = (update.delayedAt ?? receivedAt).millisecondsSinceEpoch
         let newEntrySize = entryFixedSize + resource.count + (status?.count ?? 0)
 
-        // The entries as they are: where each starts and how long it is.
+        // The entries as they are, walked once below; the result is at most the value plus the new entry.
         let entries = source.map { EncodedEntries(start: $0 + headerSize, count: availableCount) }
-        let lastStart = entries?.end
-        let lastSize = hasLast ? entrySize(at: lastStart!) : 0
-        // The value as it is: a header alone for a user with nothing applied yet.
-        let sourceSize = source == nil ? headerSize : (lastStart! - source!) + lastSize
-        let destination = scratch.reserve(sourceSize + newEntrySize)
+        let destination = scratch.reserve((sourceBytes?.count ?? headerSize) + newEntrySize)
         var cursor = destination + headerSize
         var outputCount = 0
 
@@ -76,7 +74,7 @@ extension UserPresenceCoding {
             {
                 evicted = entries!.oldestIndex()
             }
-            entries?.forEach { index, entry, size in
+            let lastStart = entries?.forEach { index, entry, size in
                 if index == evicted { return }
                 if !replaced && resourceEquals(entry, resource) {
                     writeEntry(&cursor, updatedAt, sequence, update.details, resource, status)
@@ -91,21 +89,24 @@ extension UserPresenceCoding {
                 writeEntry(&cursor, updatedAt, sequence, update.details, resource, status)
                 outputCount += 1
             }
-            if hasLast {
-                cursor.copyMemory(from: lastStart!, byteCount: lastSize)
+            if hasLast, let lastStart {
+                let lastSize = entrySize(at: lastStart)
+                cursor.copyMemory(from: lastStart, byteCount: lastSize)
                 cursor += lastSize
             }
         case .unavailable:
             var removed = false
-            entries?.forEach { _, entry, size in
-                if update.from.resource == nil { return }
-                if !removed && resourceEquals(entry, resource) {
-                    removed = true
-                    return
+            // From the bare JID every resource goes; otherwise the one named.
+            if update.from.resource != nil {
+                entries?.forEach { _, entry, size in
+                    if !removed && resourceEquals(entry, resource) {
+                        removed = true
+                        return
+                    }
+                    cursor.copyMemory(from: entry, byteCount: size)
+                    cursor += size
+                    outputCount += 1
                 }
-                cursor.copyMemory(from: entry, byteCount: size)
-                cursor += size
-                outputCount += 1
             }
             writeEntry(&cursor, updatedAt, sequence, update.details, resource, status)
         }
@@ -155,20 +156,17 @@ extension UserPresenceCoding {
         let start: UnsafeRawPointer
         let count: Int
 
-        /// Where the entries end: the last unavailable entry, if any, starts here.
-        var end: UnsafeRawPointer {
-            var cursor = start
-            for _ in 0 ..< count { cursor += entrySize(at: cursor) }
-            return cursor
-        }
-
-        func forEach(_ body: (Int, UnsafeRawPointer, Int) -> Void) {
+        /// Calls `body` with each entry's index, start and size; returns where the entries end (the last
+        /// unavailable entry, if any, starts there).
+        @discardableResult
+        func forEach(_ body: (Int, UnsafeRawPointer, Int) -> Void) -> UnsafeRawPointer {
             var cursor = start
             for index in 0 ..< count {
                 let size = entrySize(at: cursor)
                 body(index, cursor, size)
                 cursor += size
             }
+            return cursor
         }
 
         func contains(resource: UnsafeRawBufferPointer) -> Bool {
