@@ -53,6 +53,7 @@ final class StanzaReader {
                 throw closeReason.withLockedValue { $0 } ?? XMPPClientError.connectionError(error)
             }
             guard let buffer else { throw closeReason.withLockedValue { $0 } ?? .closed }
+            orderAfterEventLoop()
             let result = buffer.withUnsafeReadableBytes { bytes in
                 Result { () throws(XMPPStreamError) in
                     try parser.feed(bytes) { pending.append($0) }
@@ -62,6 +63,19 @@ final class StanzaReader {
         }
         defer { pendingIndex += 1 }
         return pending[pendingIndex]
+    }
+
+    /// Orders this task's reads of a received buffer after the event loop's writes to it, visibly to
+    /// ThreadSanitizer.
+    ///
+    /// The buffer crosses threads through `NIOAsyncChannel`'s inbound stream, which resumes this task's
+    /// continuation outside its lock; the concurrency runtime orders that hand-off, but ThreadSanitizer does not
+    /// always see it on Linux and reported the buffer's allocation on the event loop as racing with the parse here
+    /// (CI, session 6). ``ActivityHandler`` takes this same lock on the event loop for every buffer, after
+    /// the buffer exists and before it is passed on; taking it here, after the buffer arrived, is an edge
+    /// ThreadSanitizer models (mutex release, then acquire). One uncontended lock per chunk read.
+    private func orderAfterEventLoop() {
+        _ = lastReceived.withLockedValue { $0 }
     }
 
     /// The next stanza, with `<stream:error>` thrown as the error it is; nil when the stream closed.
