@@ -68,6 +68,56 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     }
 
     public func write(to writer: inout JSONWriter) {
+        PresenceQueryResult.writeMembers(
+            to: &writer, attendance: attendance, cause: cause, jid: jid, live: live, origin: origin,
+            priority: priority, probeFailure: probeFailure, resource: { $0.string(resource) }, show: show,
+            since: { $0.string(since) }, state: state, status: { $0.string(status) })
+    }
+
+    /// Writes what `PresenceQueryResult(LookupAnswer(…), live: live)` writes for a storage answer (origin
+    /// `storage` for a stored user, `none` otherwise; no probe failure), from the shown resource's bytes in
+    /// place: no result and no strings in between.
+    public static func write(jid: BareJID, stored: StoredShownPresence, live: Bool?, to writer: inout JSONWriter) {
+        func write(_ state: PresenceState, origin: AnswerOrigin, cause: RemovalCause? = nil) {
+            writeMembers(
+                to: &writer, attendance: nil, cause: cause, jid: jid.rawValue, live: live, origin: origin,
+                priority: nil, probeFailure: nil, resource: { $0.null() }, show: nil, since: { $0.null() },
+                state: state, status: { $0.null() })
+        }
+        switch stored {
+        case .unknown: write(.unknown, origin: .none)
+        case .lost(let cause): write(.lost, origin: .none, cause: cause)
+        case .present(nil): write(.unknown, origin: .storage)
+        case .present(let shown?):
+            writeMembers(
+                to: &writer, attendance: shown.attendance, cause: nil, jid: jid.rawValue, live: live,
+                origin: .storage, priority: shown.isAvailable ? Int(shown.priority) : nil, probeFailure: nil,
+                resource: { writer in
+                    if shown.resource.isEmpty { writer.null() } else { writer.string(utf8: shown.resource) }
+                },
+                show: shown.isAvailable ? shown.show : nil,
+                since: { writer in shown.updatedAt.withUTF8Description { writer.string(utf8: $0) } },
+                state: shown.isAvailable ? .available : .offline,
+                status: { writer in
+                    guard let status = shown.status else { return writer.null() }
+                    // A status cut at the storage's limit may end inside a character: repaired as the decoded
+                    // string would be.
+                    if JSONWriter.isASCII(status) {
+                        writer.string(utf8: status)
+                    } else {
+                        writer.string(String(decoding: status, as: UTF8.self))
+                    }
+                })
+        }
+    }
+
+    /// The members in sorted order, every one written, null or not: the one place that decides the layout.
+    private static func writeMembers(
+        to writer: inout JSONWriter, attendance: Attendance?, cause: RemovalCause?, jid: String, live: Bool?,
+        origin: AnswerOrigin, priority: Int?, probeFailure: ProbeFailure?, resource: (inout JSONWriter) -> Void,
+        show: PresenceShow?, since: (inout JSONWriter) -> Void, state: PresenceState,
+        status: (inout JSONWriter) -> Void
+    ) {
         writer.object { writer in
             writer.key("attendance"); writer.string(attendance?.rawValue)
             writer.key("cause"); writer.string(cause?.rawValue)
@@ -77,11 +127,11 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("origin"); writer.string(origin.rawValue)
             writer.key("priority"); writer.int(priority)
             writer.key("probeFailure"); writer.string(probeFailure?.rawValue)
-            writer.key("resource"); writer.string(resource)
+            writer.key("resource"); resource(&writer)
             writer.key("show"); writer.string(show?.rawValue)
-            writer.key("since"); writer.string(since)
+            writer.key("since"); since(&writer)
             writer.key("state"); writer.string(state.rawValue)
-            writer.key("status"); writer.string(status)
+            writer.key("status"); status(&writer)
         }
     }
 }

@@ -149,4 +149,32 @@ struct WireFormatTests {
         let expected = try encoder.encode(Expected(numbers: numbers, strings: strings))
         #expect(String(decoding: writer.bytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
     }
+
+    @Test func everyStringIsEscapedAsJSONEncoderEscapesItWhereverTheSpecialBytesFall() throws {
+        // The escape scan reads eight bytes at a time: special bytes at every offset, in strings of every length
+        // around a word's size, with multi-byte characters in between.
+        let pieces = ["a", "Z", "0", " ", "\"", "\\", "\n", "\t", "\u{1}", "\u{1f}", "\u{7f}", "é", "日", "🙂", "/"]
+        var generator = SystemRandomNumberGenerator()
+        var strings: [String] = []
+        for _ in 0 ..< 3000 {
+            let length = Int.random(in: 0 ... 40, using: &generator)
+            let plain = Bool.random(using: &generator)
+            strings.append(
+                String((0 ..< length).map { _ in plain ? "x" : pieces.randomElement(using: &generator)! }.joined()))
+            if plain, length > 0 {
+                // One special byte at a random place in an otherwise plain string.
+                var characters = Array(strings.removeLast())
+                characters[Int.random(in: 0 ..< length, using: &generator)] = ["\"", "\\", "\u{0}", "\u{1f}"]
+                    .randomElement(using: &generator)!
+                strings.append(String(characters))
+            }
+        }
+        var writer = JSONWriter()
+        writer.strings(strings)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        #expect(
+            String(decoding: writer.bytes, as: UTF8.self)
+                == String(decoding: try encoder.encode(strings), as: UTF8.self))
+    }
 }

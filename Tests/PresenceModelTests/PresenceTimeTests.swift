@@ -26,10 +26,13 @@ struct PresenceTimeTests {
             let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
             let expected = milliseconds % 1000 == 0 ? whole.string(from: date) : fractional.string(from: date)
             #expect(time.description == expected)
+            #expect(time.withUTF8Description { String(decoding: $0, as: UTF8.self) } == expected, "the bytes in place")
             #expect(PresenceTime(xmppTimestamp: time.description) == time, "round trip")
         }
         #expect(PresenceTime(millisecondsSinceEpoch: -1).description == "1969-12-31T23:59:59.999Z")
-        #expect(PresenceTime(millisecondsSinceEpoch: 253_402_300_800_000).description == "10000-01-01T00:00:00Z")
+        let year10000 = PresenceTime(millisecondsSinceEpoch: 253_402_300_800_000)
+        #expect(year10000.description == "10000-01-01T00:00:00Z")
+        #expect(year10000.withUTF8Description { String(decoding: $0, as: UTF8.self) } == "10000-01-01T00:00:00Z")
     }
 
     @Test func offsetsAreAppliedAndLegacyStampsAreUTC() {

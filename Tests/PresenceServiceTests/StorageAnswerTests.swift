@@ -111,19 +111,31 @@ struct StorageAnswerTests {
         }
     }
 
-    @Test func requestTargetsAreDecodedAsTheRouterDecodesThem() {
-        #expect(PresenceQueryTarget("/v1/presence/alice%40example.com")?.jids == ["alice@example.com"])
-        #expect(PresenceQueryTarget("/v1/presence/a+b@example.com")?.jids == ["a+b@example.com"], "+ is not a space")
+    @Test func requestTargetsAreDecodedAsTheRouterDecodesThem() throws {
+        func jids(_ target: String) -> [String]? { PresenceQueryTarget(target)?.jids.map(\.rawValue) }
+        #expect(jids("/v1/presence/alice%40example.com") == ["alice@example.com"])
+        #expect(jids("/v1/presence/a+b@example.com") == ["a+b@example.com"], "+ is not a space")
         #expect(
             PresenceQueryTarget("/v1/presence?jid=a@x&policy=cache-only&jid=b%40y&other=1")
-                == PresenceQueryTarget(jids: ["a@x", "b@y"], policy: "cache-only"))
-        #expect(PresenceQueryTarget("/v1/presence/a@x?jid=b@y")?.jids == ["a@x"], "the path's JID only")
-        #expect(PresenceQueryTarget("/v1/presence?")?.jids == [])
-        #expect(PresenceQueryTarget("/v1/presence/events") == nil, "the change stream's route")
-        #expect(PresenceQueryTarget("/v1/presence/a@x/badge.svg") == nil)
-        #expect(PresenceQueryTarget("/v1/presences/a@x") == nil)
-        #expect(PresenceQueryTarget("/v1/presence?jid=a%4") == nil, "a cut escape")
-        #expect(PresenceQueryTarget("/v1/presence?jid=%ff%fe") == nil, "not UTF-8")
-        #expect(PresenceQueryTarget("/v1/presence?jid=a@x&policy=probe&policy=cache-only") == nil)
+                == PresenceQueryTarget(jids: [try BareJID("a@x"), try BareJID("b@y")], policy: "cache-only"))
+        #expect(jids("/v1/presence/a@x?jid=b@y") == ["a@x"], "the path's JID only")
+        #expect(jids("/v1/presence?") == [])
+        #expect(jids("/v1/presence/events") == nil, "the change stream's route")
+        #expect(jids("/v1/presence/a@x/badge.svg") == nil)
+        #expect(jids("/v1/presences/a@x") == nil)
+        #expect(jids("/v1/presence?jid=a%4") == nil, "a cut escape")
+        #expect(jids("/v1/presence?jid=%ff%fe") == nil, "not UTF-8")
+        #expect(jids("/v1/presence?jid=a@x&policy=probe&policy=cache-only") == nil)
+    }
+
+    @Test func requestTargetJIDsAreNormalisedAndMalformedOnesGoToTheRouter() {
+        func jids(_ target: String) -> [String]? { PresenceQueryTarget(target)?.jids.map(\.rawValue) }
+        #expect(jids("/v1/presence/Alice@Example.COM") == ["alice@example.com"], "case-folded like the storage's keys")
+        #expect(jids("/v1/presence?jid=B%C3%B6b@Example.com/Phone") == ["böb@example.com"], "a full JID's bare JID")
+        #expect(jids("/v1/presence/%40example.com") == nil, "an empty localpart")
+        #expect(jids("/v1/presence?jid=a@x&jid=") == nil, "an empty JID")
+        #expect(jids("/v1/presence?jid=a%20b@x") == nil, "a space")
+        #expect(jids("/v1/presence/events%2F") == nil, "a slash that decodes into the JID")
+        #expect(jids("/v1/presence/even%74s") == nil, "the change stream's route, escaped")
     }
 }

@@ -29,51 +29,81 @@ public struct PresenceTime: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// XEP-0082 DateTime in UTC, `2026-11-22T09:15:00Z` (with `.mmm` when there are milliseconds).
     public var description: String {
+        // Every answer the query API writes carries one: digits into one buffer, no intermediate strings.
+        let text = String(unsafeUninitializedCapacity: PresenceTime.maximumFourDigitYearLength) { output in
+            writeFourDigitYearDescription(into: output) ?? 0
+        }
+        return text.isEmpty ? extendedYearDescription : text
+    }
+
+    /// Calls `body` with ``description``'s UTF-8 bytes, without making a `String` for the usual four-digit year.
+    public func withUTF8Description<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: PresenceTime.maximumFourDigitYearLength) { output in
+            guard let count = writeFourDigitYearDescription(into: output) else {
+                var text = extendedYearDescription
+                return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+            }
+            return body(UnsafeRawBufferPointer(start: output.baseAddress, count: count))
+        }
+    }
+
+    /// `CCYY-MM-DDThh:mm:ss.sssZ`.
+    private static let maximumFourDigitYearLength = 24
+
+    private var parts: (year: Int, month: Int, day: Int, secondOfDay: Int, milliseconds: Int) {
         let milliseconds = Int(((millisecondsSinceEpoch % 1000) + 1000) % 1000)
         let seconds = (millisecondsSinceEpoch - Int64(milliseconds)) / 1000
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
         let secondOfDay = Int(seconds - Int64(days) * 86_400)
         let (year, month, day) = PresenceTime.civilDate(daysSinceEpoch: days)
-        guard (0 ... 9999).contains(year) else {
-            func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-            var text =
-                "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
-            if milliseconds != 0 { text += "." + String(String(milliseconds + 1000).dropFirst()) }
-            return text + "Z"
+        return (year, month, day, secondOfDay, milliseconds)
+    }
+
+    /// The description of a time whose year is outside 0…9999 (XEP-0082 allows more digits and a sign).
+    private var extendedYearDescription: String {
+        let (year, month, day, secondOfDay, milliseconds) = parts
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        var text =
+            "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+        if milliseconds != 0 { text += "." + String(String(milliseconds + 1000).dropFirst()) }
+        return text + "Z"
+    }
+
+    /// Writes the description into `output` (room for ``maximumFourDigitYearLength`` bytes) and returns its length;
+    /// nil, writing nothing, when the year is outside 0…9999.
+    private func writeFourDigitYearDescription(into output: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        let (year, month, day, secondOfDay, milliseconds) = parts
+        guard (0 ... 9999).contains(year) else { return nil }
+        var index = 0
+        func digits(_ value: Int, _ count: Int) {
+            var value = value
+            for position in stride(from: count - 1, through: 0, by: -1) {
+                output[index + position] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            index += count
         }
-        // Every answer the query API writes carries one: digits into one buffer, no intermediate strings.
-        return String(unsafeUninitializedCapacity: 24) { output in
-            var index = 0
-            func digits(_ value: Int, _ count: Int) {
-                var value = value
-                for position in stride(from: count - 1, through: 0, by: -1) {
-                    output[index + position] = UInt8(ascii: "0") + UInt8(value % 10)
-                    value /= 10
-                }
-                index += count
-            }
-            func character(_ byte: Unicode.Scalar) {
-                output[index] = UInt8(byte.value)
-                index += 1
-            }
-            digits(year, 4)
-            character("-")
-            digits(month, 2)
-            character("-")
-            digits(day, 2)
-            character("T")
-            digits(secondOfDay / 3600, 2)
-            character(":")
-            digits(secondOfDay / 60 % 60, 2)
-            character(":")
-            digits(secondOfDay % 60, 2)
-            if milliseconds != 0 {
-                character(".")
-                digits(milliseconds, 3)
-            }
-            character("Z")
-            return index
+        func character(_ byte: Unicode.Scalar) {
+            output[index] = UInt8(byte.value)
+            index += 1
         }
+        digits(year, 4)
+        character("-")
+        digits(month, 2)
+        character("-")
+        digits(day, 2)
+        character("T")
+        digits(secondOfDay / 3600, 2)
+        character(":")
+        digits(secondOfDay / 60 % 60, 2)
+        character(":")
+        digits(secondOfDay % 60, 2)
+        if milliseconds != 0 {
+            character(".")
+            digits(milliseconds, 3)
+        }
+        character("Z")
+        return index
     }
 
     /// Parses an XEP-0082 DateTime (`CCYY-MM-DDThh:mm:ss[.sss][Z|±hh:mm]`) or the legacy XEP-0091 form

@@ -1,17 +1,22 @@
-/// The JIDs and policy a presence query's request target asks for: `/v1/presence/{jid}[?policy=…]` or
-/// `/v1/presence?jid=…&jid=…[&policy=…]`, percent-decoded as the router decodes them.
+import PresenceModel
+
+/// The users and policy a presence query's request target asks for: `/v1/presence/{jid}[?policy=…]` or
+/// `/v1/presence?jid=…&jid=…[&policy=…]`, percent-decoded as the router decodes them, each JID parsed and
+/// normalised (a full JID stands for its bare JID, as in the router).
 ///
 /// Nil for any other path, and for a target it cannot decode exactly (a bad escape, bytes that are not UTF-8, a
-/// repeated policy): those go to the router, which answers or explains the error.
+/// JID that is not valid, a repeated policy): those go to the router, which answers or explains the error.
+/// JIDs are parsed straight from the target's bytes, without a `String` per JID in between (a batch of a
+/// thousand is most of a request's parsing).
 struct PresenceQueryTarget: Equatable {
     static let prefix: StaticString = "/v1/presence"
     /// Paths under the prefix that are routes of their own, not JIDs.
-    static let reservedSegments: Set<String> = ["events"]
+    static let reservedSegments: [StaticString] = ["events"]
 
-    var jids: [String] = []
+    var jids: [BareJID] = []
     var policy: String?
 
-    init(jids: [String], policy: String?) {
+    init(jids: [BareJID], policy: String?) {
         self.jids = jids
         self.policy = policy
     }
@@ -30,9 +35,16 @@ struct PresenceQueryTarget: Equatable {
         let path = target[prefix.count ..< questionMark]
         if !path.isEmpty {
             // `/{jid}`: one segment, no further slash (`/{jid}/badge.svg` is the badge route).
-            guard path.first == UInt8(ascii: "/"), path.count > 1, !path.dropFirst().contains(UInt8(ascii: "/")),
-                let jid = PresenceQueryTarget.decode(path.dropFirst()),
-                !PresenceQueryTarget.reservedSegments.contains(jid)
+            let segment = path.dropFirst()
+            guard path.first == UInt8(ascii: "/"), !segment.isEmpty, !segment.contains(UInt8(ascii: "/")),
+                let jid = PresenceQueryTarget.withDecoded(
+                    segment,
+                    { utf8 -> BareJID? in
+                        let reserved = PresenceQueryTarget.reservedSegments.contains {
+                            utf8.elementsEqual(UnsafeBufferPointer(start: $0.utf8Start, count: $0.utf8CodeUnitCount))
+                        }
+                        return reserved ? nil : PresenceQueryTarget.jid(utf8)
+                    })
             else { return nil }
             jids.append(jid)
         }
@@ -47,7 +59,7 @@ struct PresenceQueryTarget: Equatable {
             if name.elementsEqual("jid".utf8) {
                 // The single-JID path takes its JID from the path only, as the router does.
                 if path.isEmpty {
-                    guard let jid = PresenceQueryTarget.decode(value) else { return nil }
+                    guard let jid = PresenceQueryTarget.withDecoded(value, PresenceQueryTarget.jid) else { return nil }
                     jids.append(jid)
                 }
             } else if name.elementsEqual("policy".utf8) {
@@ -58,12 +70,32 @@ struct PresenceQueryTarget: Equatable {
         }
     }
 
+    /// The bare JID of a decoded JID; nil when it is not a valid JID (parsing validates UTF-8 where the text is not
+    /// ASCII).
+    private static func jid(_ utf8: UnsafeBufferPointer<UInt8>) -> BareJID? {
+        try? JID(utf8: utf8).bare
+    }
+
+    /// Calls `body` with the bytes a percent-encoded slice stands for, copying only when it has escapes; nil for a
+    /// bad escape.
+    private static func withDecoded<R>(
+        _ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ body: (UnsafeBufferPointer<UInt8>) -> R?
+    ) -> R? {
+        guard bytes.contains(UInt8(ascii: "%")) else { return body(UnsafeBufferPointer(rebasing: bytes)) }
+        return percentDecoded(bytes)?.withUnsafeBufferPointer(body)
+    }
+
     /// Percent-decodes into UTF-8 text, as the router does (a `+` stays a `+`: it is valid in a JID's localpart);
     /// nil for a bad escape or bytes that are not UTF-8.
     static func decode(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String? {
         guard bytes.contains(UInt8(ascii: "%")) else {
             return String(validating: UnsafeBufferPointer(rebasing: bytes), as: UTF8.self)
         }
+        return percentDecoded(bytes).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// The bytes `%XX` escapes stand for; nil for a bad escape.
+    private static func percentDecoded(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = bytes.startIndex
@@ -80,7 +112,7 @@ struct PresenceQueryTarget: Equatable {
             output.append(high << 4 | low)
             index += 3
         }
-        return String(validating: output, as: UTF8.self)
+        return output
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -102,7 +102,9 @@ enum QueryRoutes {
         }
         let answers = await lookup.lookup(jids, policy: policy)
         let live = source?.isLive
-        return json(QueryDocument(results: answers.map { PresenceQueryResult($0, live: live) }))
+        var writer = JSONWriter(reservingCapacity: 64 + answers.count * 320)
+        QueryDocument.write(answers: answers, live: live, to: &writer)
+        return json(writer)
     }
 
     static func badRequest(_ condition: String, _ message: String) -> Response {
@@ -110,8 +112,15 @@ enum QueryRoutes {
     }
 
     static func json(_ document: some JSONDocument, status: HTTPResponse.Status = .ok) -> Response {
+        var writer = JSONWriter(reservingCapacity: document.estimatedJSONSize)
+        document.write(to: &writer)
+        return json(writer, status: status)
+    }
+
+    /// A JSON response of the text `writer` holds.
+    static func json(_ writer: borrowing JSONWriter, status: HTTPResponse.Status = .ok) -> Response {
         Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: document.jsonBytes())))
+            body: .init(byteBuffer: writer.withUnsafeBytes { ByteBuffer(bytes: $0) }))
     }
 }

@@ -13,6 +13,12 @@ public protocol MemoryStorage: AnyObject, Sendable {
     /// The user's presence, or whether the storage lost them or never had them.
     func lookup(_ key: BareJID) -> StoredPresence
 
+    /// Calls `body` with what ``lookup(_:)`` answers, the present user reduced to the resource their answer shows,
+    /// with the same effects as `lookup` (an LRU's recency). The default looks up and aggregates; a storage that
+    /// keeps users encoded reads the shown resource in place, and may run `body` under its lock: `body` must be
+    /// short and must not call the storage.
+    func withShownPresence<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R
+
     /// Stores `value` for `key`, replacing any previous value.
     func set(_ value: UserPresence, for key: BareJID)
 
@@ -56,6 +62,15 @@ public protocol MemoryStorage: AnyObject, Sendable {
 extension MemoryStorage {
     /// The user's presence if the storage holds it.
     public func get(_ key: BareJID) -> UserPresence? { lookup(key).presence }
+
+    /// Looks the user up and shows the aggregated status's resource.
+    public func withShownPresence<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R {
+        switch lookup(key) {
+        case .present(let presence): ShownPresence.withShown(presence.status) { body(.present($0)) }
+        case .lost(let cause): body(.lost(cause))
+        case .unknown: body(.unknown)
+        }
+    }
 
     /// Applies one presence update to the user's stored value through ``update(_:_:)``.
     public func apply(_ update: PresenceUpdate, receivedAt: PresenceTime) {

@@ -85,7 +85,12 @@ final class CompactPresenceTable {
     }
 
     func value(of record: Record) -> UserPresence {
-        UserPresenceCoding.decode(record.pointer + layoutSize + keyLength(record.pointer))
+        UserPresenceCoding.decode(encodedValue(of: record))
+    }
+
+    /// Where the record's value is, encoded by ``UserPresenceCoding``.
+    func encodedValue(of record: Record) -> UnsafeRawPointer {
+        UnsafeRawPointer(record.pointer + layoutSize + keyLength(record.pointer))
     }
 
     func key(of record: Record) -> BareJID {

@@ -104,6 +104,50 @@ enum UserPresenceCoding {
             sequence: sequence)
     }
 
+    /// Calls `body` with the resource ``UserPresence/status`` would show for the value at `source`, read in place:
+    /// the available entry of highest priority, the newest among equals (as ``ResourcePresence`` orders them:
+    /// time, then sequence), else the last unavailable one; nil when there is neither.
+    static func withShown<R>(_ source: UnsafeRawPointer, _ body: (ShownPresence?) -> R) -> R {
+        let availableCount = Int(source.load(fromByteOffset: 4, as: UInt8.self))
+        let hasLast = source.load(fromByteOffset: 5, as: UInt8.self) != 0
+        var cursor = source + headerSize
+        guard availableCount > 0 else { return body(hasLast ? shown(at: cursor, isAvailable: false) : nil) }
+        var best = cursor
+        for _ in 1 ..< availableCount {
+            cursor += entrySize(at: cursor)
+            let priority = cursor.load(fromByteOffset: 13, as: Int8.self)
+            let bestPriority = best.load(fromByteOffset: 13, as: Int8.self)
+            if priority > bestPriority || (priority == bestPriority && isNewer(cursor, than: best)) { best = cursor }
+        }
+        return body(shown(at: best, isAvailable: true))
+    }
+
+    /// ``ResourcePresence``'s order, on encoded entries: the later time, then the later sequence (wrap-around
+    /// safe).
+    private static func isNewer(_ entry: UnsafeRawPointer, than other: UnsafeRawPointer) -> Bool {
+        let time = entry.loadUnaligned(as: Int64.self)
+        let otherTime = other.loadUnaligned(as: Int64.self)
+        if time != otherTime { return time > otherTime }
+        let sequence = entry.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        return Int32(bitPattern: sequence &- other.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) > 0
+    }
+
+    private static func shown(at entry: UnsafeRawPointer, isAvailable: Bool) -> ShownPresence {
+        let show = entry.load(fromByteOffset: 12, as: UInt8.self)
+        let attendance = entry.load(fromByteOffset: 14, as: UInt8.self)
+        let resourceLength = Int(entry.loadUnaligned(fromByteOffset: 15, as: UInt16.self))
+        let statusLength = entry.loadUnaligned(fromByteOffset: 17, as: UInt16.self)
+        let resource = entry + entryFixedSize
+        return ShownPresence(
+            isAvailable: isAvailable, show: show == 0 ? nil : PresenceShow.allCases[Int(show) - 1],
+            priority: entry.load(fromByteOffset: 13, as: Int8.self),
+            attendance: attendance == 0 ? nil : Attendance.allCases[Int(attendance) - 1],
+            updatedAt: PresenceTime(millisecondsSinceEpoch: entry.loadUnaligned(as: Int64.self)),
+            resource: UnsafeRawBufferPointer(start: resource, count: resourceLength),
+            status: statusLength == noStatus
+                ? nil : UnsafeRawBufferPointer(start: resource + resourceLength, count: Int(statusLength)))
+    }
+
     static func showCode(_ show: PresenceShow) -> UInt8 {
         UInt8(PresenceShow.allCases.firstIndex(of: show)! + 1)
     }

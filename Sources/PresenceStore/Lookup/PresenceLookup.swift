@@ -119,13 +119,32 @@ public final class PresenceLookup: Sendable {
         return answers
     }
 
-    /// Each user's answer under `policy` (``defaultPolicy`` when nil) when the storage alone answers them all,
-    /// without waiting; nil when any of them needs the server (then the asynchronous lookup does).
+    /// Calls `body` with each user's storage answer, in the order asked, when the storage alone answers them all
+    /// under `policy` (``defaultPolicy`` when nil); returns false, having stopped at the first user who needs the
+    /// server, when one does (then ``lookup(_:policy:)`` answers the batch). Each answer is what `lookup` would
+    /// give without probing: origin `storage` for a stored user, `none` otherwise, no probe failure.
     ///
-    /// What the query API answers on the connection's event loop, without a task: most lookups are storage hits.
-    public func answersFromStorage(_ jids: [BareJID], policy: LookupPolicy? = nil) -> [LookupAnswer]? {
-        let (answers, wanted) = storageAnswers(jids, policy: policy ?? defaultPolicy)
-        return wanted.isEmpty ? answers : nil
+    /// What the query API answers on the connection's event loop, without a task and without building the users'
+    /// presences: most lookups are storage hits. `body` may run under the storage's lock
+    /// (``MemoryStorage/withShownPresence(_:_:)``).
+    public func withStorageAnswers(
+        _ jids: [BareJID], policy: LookupPolicy? = nil, _ body: (BareJID, StoredShownPresence) -> Void
+    ) -> Bool {
+        let policy = policy ?? defaultPolicy
+        guard policy != .probe else { return false }
+        for jid in jids {
+            let answered = storage.withShownPresence(jid) { stored -> Bool in
+                switch (policy, stored) {
+                case (.cacheElseProbe, .lost), (.cacheElseProbe, .unknown):
+                    return false  // a miss the server should fill
+                default:
+                    body(jid, stored)
+                    return true
+                }
+            }
+            if !answered { return false }
+        }
+        return true
     }
 
     /// The storage's answers, and the indices of those the policy wants probed.

@@ -50,6 +50,14 @@ public final class DictionaryMemoryStorage: MemoryStorage {
         }
     }
 
+    /// Reads the shown resource where the user's value is encoded, under the stripe's lock.
+    public func withShownPresence<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R {
+        withStripe(key) { table, bytes, hash in
+            guard let record = table.find(bytes, hash: hash) else { return body(.unknown) }
+            return UserPresenceCoding.withShown(table.encodedValue(of: record)) { body(.present($0)) }
+        }
+    }
+
     public func set(_ value: UserPresence, for key: BareJID) {
         let replaced = withStripe(key) { table, bytes, hash in
             guard let record = table.find(bytes, hash: hash) else {
