@@ -58,4 +58,58 @@ struct IngestSessionTests {
         #expect(storage.lookup(jid("lost@example.com")) == .unknown)
         #expect(session.statistics.presenceUpdates == 1)
     }
+
+    /// Many users' updates, several per user, in one stream: the order of a user's updates decides what is stored.
+    private static func stream(users: Int, updatesPerUser: Int) -> [UInt8] {
+        var text = "<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>"
+        for round in 0 ..< updatesPerUser {
+            for user in 0 ..< users {
+                text += "<presence from='u\(user)@example.com/r\(round % 3)'><status>\(round)</status></presence>"
+            }
+        }
+        return Array(text.utf8)
+    }
+
+    @Test func appliedInTheBackgroundTheStorageEndsExactlyAsAppliedInline() throws {
+        // More updates than the applier's queue holds, so that the parser runs ahead and waits.
+        let bytes = Self.stream(users: 500, updatesPerUser: 30)
+        let inline = DictionaryMemoryStorage()
+        let background = DictionaryMemoryStorage()
+        let inlineSession = IngestSession(storage: inline, clock: { time(1) })
+        let backgroundSession = IngestSession(storage: background, clock: { time(1) }, appliesInBackground: true)
+        for start in stride(from: 0, to: bytes.count, by: 4096) {
+            let chunk = bytes[start ..< min(start + 4096, bytes.count)]
+            try inlineSession.feed(chunk)
+            try backgroundSession.feed(chunk)
+        }
+        try inlineSession.finish()
+        try backgroundSession.finish()
+        #expect(backgroundSession.statistics == inlineSession.statistics)
+        #expect(background.count == 500)
+        for user in 0 ..< 500 {
+            let key = jid("u\(user)@example.com")
+            #expect(background.lookup(key) == inline.lookup(key))
+            #expect(background.get(key)?.status?.presence.details.status == "29", "the last update wins")
+        }
+    }
+
+    @Test func appliedInTheBackgroundAStreamErrorStillKeepsEverythingBeforeIt() {
+        let storage = DictionaryMemoryStorage()
+        let session = IngestSession(storage: storage, appliesInBackground: true)
+        var bytes = Self.stream(users: 2_000, updatesPerUser: 1)
+        bytes += Array("<presence from='lost@example.com/desk'><a></b>".utf8)
+        #expect(throws: XMPPStreamError.self) { try session.feed(bytes) }
+        // No wait: the feed that threw returns only once everything before the error is applied.
+        #expect(storage.count == 2_000)
+        #expect(storage.lookup(jid("lost@example.com")) == .unknown)
+    }
+
+    @Test func appliedInTheBackgroundWaitingMakesEverythingFedSoFarVisible() throws {
+        let storage = DictionaryMemoryStorage()
+        let session = IngestSession(storage: storage, appliesInBackground: true)
+        try session.feed(Self.stream(users: 1_000, updatesPerUser: 2))
+        session.waitUntilApplied()
+        #expect(storage.count == 1_000)
+        #expect(storage.get(jid("u999@example.com"))?.status?.presence.details.status == "1")
+    }
 }

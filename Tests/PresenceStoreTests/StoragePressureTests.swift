@@ -146,6 +146,7 @@ struct StoragePressureTests {
             """.utf8)
         let withoutTruth = PresenceReplay(storage: DictionaryMemoryStorage(), truth: .none, clock: { time(0) })
         stream.withUnsafeBytes { try! withoutTruth.feed($0) }
+        try withoutTruth.finish()  // applies on a second thread: finishing waits for it
         #expect(withoutTruth.audit() == nil && withoutTruth.measureRefill() == nil)
         #expect(withoutTruth.storage.count == 3, "the storage is filled all the same")
 

@@ -6,7 +6,9 @@ import XMPPStream
 /// truth (see ``ReplayTruth``), delivering memory pressure from the given sources as updates are applied.
 ///
 /// The storage and a separate truth see every update with the same time, so any difference the audit finds is the
-/// storage's doing. Feed bytes as they arrive; each stanza is applied as soon as it is complete.
+/// storage's doing. Feed bytes as they arrive. A replay that records nothing per update (no separate truth, no
+/// pressure) applies on a second thread while it parses; ``finish()`` and a `feed` that throws return once all
+/// is applied, so the storage is complete whenever it is read after them.
 public final class PresenceReplay {
     public let session: IngestSession
     public let sources: [any MemoryPressureSource]
@@ -26,12 +28,17 @@ public final class PresenceReplay {
         configuration: XMPPStreamParser.Configuration = .init(), decoder: PresenceDecoder = .init(),
         clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
     ) {
-        session = IngestSession(storage: storage, configuration: configuration, decoder: decoder, clock: clock)
+        // Nothing to do per update without a separate truth or pressure sources: the session then calls nothing,
+        // and applies on a second thread while this one parses. With them, every update is recorded here in order,
+        // on this thread.
+        let recordsUpdates = truth == .separate || !sources.isEmpty
+        session = IngestSession(
+            storage: storage, configuration: configuration, decoder: decoder, clock: clock,
+            appliesInBackground: !recordsUpdates)
         self.sources = sources
         truthKeeping = truth
         separateTruth = truth == .separate ? DictionaryMemoryStorage(stripes: 1) : nil
-        // Nothing to do per update without a separate truth or pressure sources: the session then calls nothing.
-        if separateTruth != nil || !sources.isEmpty {
+        if recordsUpdates {
             session.onApplied = { [unowned self] update, time in record(update, at: time) }
         }
     }
@@ -53,9 +60,10 @@ public final class PresenceReplay {
     public func feed(_ bytes: some Collection<UInt8>) throws(XMPPStreamError) { try session.feed(bytes) }
     public func finish() throws(XMPPStreamError) { try session.finish() }
 
-    /// Compares the storage with the truth; nil without a truth.
+    /// Compares the storage with the truth, once everything fed is applied; nil without a truth.
     public func audit() -> AuditReport? {
-        switch truthKeeping {
+        session.waitUntilApplied()
+        return switch truthKeeping {
         case .none: nil
         case .storage: PresenceAudit.auditOfTruth(storage)
         case .separate: PresenceAudit.audit(storage, truth: separateTruth!)
@@ -65,7 +73,8 @@ public final class PresenceReplay {
     /// The probes refilling the storage's losses would cost (see ``RefillCost``); nil without a truth. Changes the
     /// storage: call it after ``audit()``.
     public func measureRefill() -> RefillCost? {
-        switch truthKeeping {
+        session.waitUntilApplied()
+        return switch truthKeeping {
         case .none: nil
         case .storage: RefillCost(users: storage.count, probes: 0)
         case .separate: RefillCost.measure(readingEveryoneIn: storage, truth: separateTruth!)

@@ -16,17 +16,28 @@ public final class IngestSession {
     /// Told every parser event before it is decoded: the stream header, every stanza (presence or not) and the
     /// end of the stream. A client connection reads its stream features, IQs and stream errors here.
     public var onEvent: ((XMPPStreamEvent) -> Void)?
-    /// Told every update after it was applied to the storage, with the time it was applied at.
+    /// Told every update after it was applied to the storage, with the time it was applied at. Not called by a
+    /// session that applies in the background.
     public var onApplied: ((PresenceUpdate, PresenceTime) -> Void)?
+    /// Applies updates on a thread of its own, when the session was made to.
+    private let background: BackgroundApplier?
 
-    /// - Parameter clock: the time given to updates without a delay stamp; wall-clock time by default.
+    /// - Parameters:
+    ///   - clock: the time given to updates without a delay stamp; wall-clock time by default.
+    ///   - appliesInBackground: apply updates to the storage on a thread of the session's own, in stream order,
+    ///     while the caller parses on (see ``BackgroundApplier``): for reading a whole file, not for a live
+    ///     stream whose updates must be visible as soon as `feed` returns. ``feed(_:)-(UnsafeRawBufferPointer)``
+    ///     may then return before its updates are applied; ``finish()``, ``waitUntilApplied()`` and a `feed`
+    ///     that throws return only once everything before them is applied.
     public init(
         storage: any MemoryStorage, configuration: XMPPStreamParser.Configuration = .init(),
-        decoder: PresenceDecoder = .init(), clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
+        decoder: PresenceDecoder = .init(), clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now,
+        appliesInBackground: Bool = false
     ) {
         self.storage = storage
         feed = PresenceFeed(configuration: configuration, decoder: decoder)
         self.clock = clock
+        background = appliesInBackground ? BackgroundApplier(storage: storage) : nil
     }
 
     /// What the stream contained so far, by outcome.
@@ -38,7 +49,12 @@ public final class IngestSession {
 
     /// Applies the next chunk of the stream.
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(XMPPStreamError) {
-        try feed.feed(bytes, onEvent: { onEvent?($0) }, apply: apply)
+        do {
+            try feed.feed(bytes, onEvent: { onEvent?($0) }, apply: apply)
+        } catch {
+            waitUntilApplied()
+            throw error
+        }
     }
 
     /// Applies the next chunk of the stream.
@@ -51,7 +67,14 @@ public final class IngestSession {
 
     /// The stream's input ended: a stream cut inside a stanza is an error (everything before it stays applied).
     public func finish() throws(XMPPStreamError) {
+        defer { waitUntilApplied() }
         try feed.finish(onEvent: { onEvent?($0) }, apply: apply)
+    }
+
+    /// Returns once every update decoded so far is applied to the storage (at once unless the session applies in
+    /// the background).
+    public func waitUntilApplied() {
+        background?.waitUntilApplied()
     }
 
     /// Applies a stanza parsed elsewhere: a client connection to an XMPP server parses its own stream (it
@@ -64,6 +87,7 @@ public final class IngestSession {
 
     private func apply(_ update: PresenceUpdate) {
         let now = clock()
+        if let background { return background.enqueue(update, receivedAt: now) }
         storage.apply(update, receivedAt: now)
         onApplied?(update, now)
     }
