@@ -65,6 +65,8 @@ struct IngestSessionTests {
         for round in 0 ..< updatesPerUser {
             for user in 0 ..< users {
                 text += "<presence from='u\(user)@example.com/r\(round % 3)'><status>\(round)</status></presence>"
+                // Stanzas that count as ignored and rejected too, so that every outcome is compared.
+                if user % 97 == 0 { text += "<message from='m@example.com'/><presence from='@bad'/>" }
             }
         }
         return Array(text.utf8)
@@ -85,6 +87,7 @@ struct IngestSessionTests {
         try inlineSession.finish()
         try backgroundSession.finish()
         #expect(backgroundSession.statistics == inlineSession.statistics)
+        #expect(inlineSession.statistics.ignoredTotal > 0 && inlineSession.statistics.rejectedTotal > 0)
         #expect(background.count == 500)
         for user in 0 ..< 500 {
             let key = jid("u\(user)@example.com")

@@ -1,13 +1,15 @@
 import Foundation
 import PresenceStore
+import XMPPStream
 
-/// Applies presence updates to a storage on a thread of its own, in the order given, while the caller goes on
-/// parsing the next ones: replaying a file keeps two cores busy instead of one.
+/// Decodes parsed stanzas and applies their presence updates to a storage on a thread of its own, in stream order,
+/// while the caller goes on parsing: replaying a file keeps two cores busy instead of one.
 ///
-/// Measured on a stream of 1,000,000 updates (README, issue 12): the storage's share of `query --input` was about a
-/// fifth of its time, all of it spent waiting on memory while the parser waited for nothing. Updates cross in
-/// batches of ``batchSize``; at most ``maximumQueuedBatches`` wait, and then the caller waits too, so memory stays
-/// bounded however far the parser runs ahead.
+/// Measured on a stream of 1,000,000 updates (README, issue 12): libexpat alone is about 40% of `query --input`'s
+/// time, the stanza tree another 15%, decoding and storing the rest; with the last two on this thread, the
+/// parsing thread does little more than expat. Stanzas cross in batches of ``batchSize``; at most
+/// ``maximumQueuedBatches`` wait, and then the caller waits too, so memory stays bounded however far the parser
+/// runs ahead.
 ///
 /// One caller: ``enqueue(_:receivedAt:)`` and ``waitUntilApplied()`` are not called from two threads at once.
 final class BackgroundApplier {
@@ -15,15 +17,20 @@ final class BackgroundApplier {
     static let maximumQueuedBatches = 8
 
     private let queue = BatchQueue()
-    private var batch: [(PresenceUpdate, PresenceTime)] = []
+    private var batch: [(Stanza, PresenceTime)] = []
 
-    init(storage: any MemoryStorage) {
+    init(storage: any MemoryStorage, decoder: PresenceDecoder) {
         batch.reserveCapacity(BackgroundApplier.batchSize)
         let queue = self.queue
         let thread = Thread {
             while let batch = queue.next() {
-                for (update, time) in batch { storage.apply(update, receivedAt: time) }
-                queue.applied(batch)
+                var outcomes = IngestStatistics()
+                for (stanza, time) in batch {
+                    PresenceFeed.decode(stanza, with: decoder, counting: &outcomes) { update in
+                        storage.apply(update, receivedAt: time)
+                    }
+                }
+                queue.applied(batch, outcomes: outcomes)
             }
         }
         thread.name = "presence-apply"
@@ -36,22 +43,25 @@ final class BackgroundApplier {
         queue.close()
     }
 
-    func enqueue(_ update: PresenceUpdate, receivedAt time: PresenceTime) {
-        batch.append((update, time))
+    /// Queues a stanza, with the time to give its update if it is a presence without a delay stamp.
+    func enqueue(_ stanza: Stanza, receivedAt time: PresenceTime) {
+        batch.append((stanza, time))
         if batch.count == BackgroundApplier.batchSize { handOver() }
     }
 
-    /// Returns once every update enqueued so far is applied.
-    func waitUntilApplied() {
+    /// Returns once every stanza enqueued so far is decoded and applied, with the outcomes counted since the last
+    /// call.
+    func waitUntilApplied() -> IngestStatistics {
         handOver()
-        queue.waitUntilEmpty()
+        return queue.waitUntilEmpty()
     }
 
     private func handOver() {
         guard !batch.isEmpty else { return }
         let recycled = queue.push(batch)
-        // The applied batch comes back to be freed here: its strings were allocated on this thread, and freeing
-        // them on the applying thread made every allocation here miss the allocator's thread cache.
+        // The applied batch comes back to be freed here: its stanzas' buffers were allocated on this thread, and
+        // freeing memory on another thread makes allocations here miss the allocator's thread cache (measured
+        // slightly faster, README).
         if var recycled {
             recycled.removeAll(keepingCapacity: true)
             batch = recycled
@@ -68,16 +78,18 @@ final class BackgroundApplier {
 /// between `condition.lock()` and `condition.unlock()`, and `condition` itself is thread-safe.
 private final class BatchQueue: @unchecked Sendable {
     private let condition = NSCondition()
-    private var batches: [[(PresenceUpdate, PresenceTime)]] = []
+    private var batches: [[(Stanza, PresenceTime)]] = []
     /// Applied batches, for the caller to free and reuse.
-    private var appliedBatches: [[(PresenceUpdate, PresenceTime)]] = []
+    private var appliedBatches: [[(Stanza, PresenceTime)]] = []
     private var applying = false
     private var closed = false
+    /// Outcomes of the stanzas decoded since ``waitUntilEmpty()`` last returned them.
+    private var outcomes = IngestStatistics()
 
     /// Queues a batch, waiting while ``BackgroundApplier/maximumQueuedBatches`` are already queued; returns an
     /// applied batch, if there is one.
     @discardableResult
-    func push(_ batch: [(PresenceUpdate, PresenceTime)]) -> [(PresenceUpdate, PresenceTime)]? {
+    func push(_ batch: [(Stanza, PresenceTime)]) -> [(Stanza, PresenceTime)]? {
         guard !batch.isEmpty else { return nil }
         condition.lock()
         defer { condition.unlock() }
@@ -88,7 +100,7 @@ private final class BatchQueue: @unchecked Sendable {
     }
 
     /// The next batch to apply, waiting for one; nil once the queue is closed and empty.
-    func next() -> [(PresenceUpdate, PresenceTime)]? {
+    func next() -> [(Stanza, PresenceTime)]? {
         condition.lock()
         defer { condition.unlock() }
         while batches.isEmpty && !closed { condition.wait() }
@@ -99,18 +111,24 @@ private final class BatchQueue: @unchecked Sendable {
     }
 
     /// The batch returned by ``next()`` is applied.
-    func applied(_ batch: [(PresenceUpdate, PresenceTime)]) {
+    func applied(_ batch: [(Stanza, PresenceTime)], outcomes batchOutcomes: IngestStatistics) {
         condition.lock()
+        outcomes.presenceUpdates += batchOutcomes.presenceUpdates
+        outcomes.ignored.merge(batchOutcomes.ignored, uniquingKeysWith: +)
+        outcomes.rejected.merge(batchOutcomes.rejected, uniquingKeysWith: +)
         if appliedBatches.count < BackgroundApplier.maximumQueuedBatches { appliedBatches.append(batch) }
         applying = false
         condition.broadcast()
         condition.unlock()
     }
 
-    func waitUntilEmpty() {
+    /// Waits until every queued batch is applied; returns the outcomes counted since the last call.
+    func waitUntilEmpty() -> IngestStatistics {
         condition.lock()
+        defer { condition.unlock() }
         while !batches.isEmpty || applying { condition.wait() }
-        condition.unlock()
+        defer { outcomes = IngestStatistics() }
+        return outcomes
     }
 
     func close() {

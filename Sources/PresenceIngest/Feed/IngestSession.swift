@@ -19,16 +19,18 @@ public final class IngestSession {
     /// Told every update after it was applied to the storage, with the time it was applied at. Not called by a
     /// session that applies in the background.
     public var onApplied: ((PresenceUpdate, PresenceTime) -> Void)?
-    /// Applies updates on a thread of its own, when the session was made to.
+    /// Decodes and applies on a thread of its own, when the session was made to.
     private let background: BackgroundApplier?
 
     /// - Parameters:
     ///   - clock: the time given to updates without a delay stamp; wall-clock time by default.
-    ///   - appliesInBackground: apply updates to the storage on a thread of the session's own, in stream order,
-    ///     while the caller parses on (see ``BackgroundApplier``): for reading a whole file, not for a live
-    ///     stream whose updates must be visible as soon as `feed` returns. ``feed(_:)-(UnsafeRawBufferPointer)``
+    ///   - appliesInBackground: decode stanzas and apply their updates on a thread of the session's own, in
+    ///     stream order, while the caller parses on (see ``BackgroundApplier``): for reading a whole file, not for
+    ///     a live stream whose updates must be visible as soon as `feed` returns. ``feed(_:)-(UnsafeRawBufferPointer)``
     ///     may then return before its updates are applied; ``finish()``, ``waitUntilApplied()`` and a `feed`
-    ///     that throws return only once everything before them is applied.
+    ///     that throws return only once everything before them is applied, and ``statistics`` counts the
+    ///     outcomes (updates, ignored, rejected) as of the last of those. ``receive(_:)`` is not for such a
+    ///     session.
     public init(
         storage: any MemoryStorage, configuration: XMPPStreamParser.Configuration = .init(),
         decoder: PresenceDecoder = .init(), clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now,
@@ -37,7 +39,7 @@ public final class IngestSession {
         self.storage = storage
         feed = PresenceFeed(configuration: configuration, decoder: decoder)
         self.clock = clock
-        background = appliesInBackground ? BackgroundApplier(storage: storage) : nil
+        background = appliesInBackground ? BackgroundApplier(storage: storage, decoder: decoder) : nil
     }
 
     /// What the stream contained so far, by outcome.
@@ -50,7 +52,11 @@ public final class IngestSession {
     /// Applies the next chunk of the stream.
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(XMPPStreamError) {
         do {
-            try feed.feed(bytes, onEvent: { onEvent?($0) }, apply: apply)
+            if let background {
+                try feed.parse(bytes, onEvent: { onEvent?($0) }) { background.enqueue($0, receivedAt: clock()) }
+            } else {
+                try feed.feed(bytes, onEvent: { onEvent?($0) }, apply: apply)
+            }
         } catch {
             waitUntilApplied()
             throw error
@@ -68,13 +74,17 @@ public final class IngestSession {
     /// The stream's input ended: a stream cut inside a stanza is an error (everything before it stays applied).
     public func finish() throws(XMPPStreamError) {
         defer { waitUntilApplied() }
-        try feed.finish(onEvent: { onEvent?($0) }, apply: apply)
+        if let background {
+            try feed.finishParsing(onEvent: { onEvent?($0) }) { background.enqueue($0, receivedAt: clock()) }
+        } else {
+            try feed.finish(onEvent: { onEvent?($0) }, apply: apply)
+        }
     }
 
     /// Returns once every update decoded so far is applied to the storage (at once unless the session applies in
     /// the background).
     public func waitUntilApplied() {
-        background?.waitUntilApplied()
+        if let background { feed.addOutcomes(background.waitUntilApplied()) }
     }
 
     /// Applies a stanza parsed elsewhere: a client connection to an XMPP server parses its own stream (it
@@ -82,12 +92,12 @@ public final class IngestSession {
     /// path as every other source.
     @discardableResult
     public func receive(_ stanza: Stanza) -> StanzaDisposition {
-        feed.receive(stanza, apply: apply)
+        precondition(background == nil, "receive(_:) decodes at once; a session applying in the background cannot")
+        return feed.receive(stanza, apply: apply)
     }
 
     private func apply(_ update: PresenceUpdate) {
         let now = clock()
-        if let background { return background.enqueue(update, receivedAt: now) }
         storage.apply(update, receivedAt: now)
         onApplied?(update, now)
     }

@@ -52,6 +52,57 @@ public struct PresenceFeed: ~Copyable {
         }.get()
     }
 
+    /// Parses the next chunk without decoding: `onEvent` gets every parser event, `onStanza` every complete stanza,
+    /// in stream order, for ``decode(_:with:counting:apply:)`` elsewhere (a replay decodes on a second thread).
+    /// Counts bytes and stanzas; each stanza's outcome is counted where it is decoded.
+    public mutating func parse(
+        _ bytes: UnsafeRawBufferPointer, onEvent: (XMPPStreamEvent) -> Void, onStanza: (Stanza) -> Void
+    ) throws(XMPPStreamError) {
+        statistics.bytes += bytes.count
+        var stanzas = 0
+        defer { statistics.stanzas += stanzas }
+        try parser.feed(bytes) { event in
+            onEvent(event)
+            if case .stanza(let stanza) = event {
+                stanzas += 1
+                onStanza(stanza)
+            }
+        }
+    }
+
+    /// Ends the input of ``parse(_:onEvent:onStanza:)``.
+    public mutating func finishParsing(
+        onEvent: (XMPPStreamEvent) -> Void, onStanza: (Stanza) -> Void
+    )
+        throws(XMPPStreamError)
+    {
+        var stanzas = 0
+        defer { statistics.stanzas += stanzas }
+        try parser.finish { event in
+            onEvent(event)
+            if case .stanza(let stanza) = event {
+                stanzas += 1
+                onStanza(stanza)
+            }
+        }
+    }
+
+    /// Adds the outcomes counted where parsed stanzas were decoded (``decode(_:with:counting:apply:)``).
+    public mutating func addOutcomes(_ outcomes: IngestStatistics) {
+        statistics.presenceUpdates += outcomes.presenceUpdates
+        statistics.ignored.merge(outcomes.ignored, uniquingKeysWith: +)
+        statistics.rejected.merge(outcomes.rejected, uniquingKeysWith: +)
+    }
+
+    /// Decodes a stanza handed out by ``parse(_:onEvent:onStanza:)``, counting its outcome (not the stanza: the
+    /// parse counted it) in `outcomes`, and calls `apply` when it is a presence update.
+    public static func decode(
+        _ stanza: Stanza, with decoder: PresenceDecoder, counting outcomes: inout IngestStatistics,
+        apply: (PresenceUpdate) -> Void
+    ) {
+        countOutcome(decoder.decode(stanza), in: &outcomes, apply: apply)
+    }
+
     /// Ends the input (see ``XMPPStreamParser/finish(_:)``).
     public mutating func finish(apply: (PresenceUpdate) -> Void) throws(XMPPStreamError) {
         try finish(onEvent: { _ in }, apply: apply)
@@ -90,6 +141,12 @@ public struct PresenceFeed: ~Copyable {
         _ disposition: StanzaDisposition, in statistics: inout IngestStatistics, apply: (PresenceUpdate) -> Void
     ) {
         statistics.stanzas += 1
+        countOutcome(disposition, in: &statistics, apply: apply)
+    }
+
+    private static func countOutcome(
+        _ disposition: StanzaDisposition, in statistics: inout IngestStatistics, apply: (PresenceUpdate) -> Void
+    ) {
         switch disposition {
         case .update(let update):
             statistics.presenceUpdates += 1
