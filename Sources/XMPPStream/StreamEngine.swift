@@ -42,6 +42,9 @@ struct StreamEngine {
 
     // The stanza under construction.
     private(set) var stanza = Stanza()
+    /// Stanzas handed back by a caller that kept them (``XMPPStreamParser/recycle(_:)``): the next stanzas are
+    /// built in their memory instead of fresh allocations.
+    var spareStanzas: [Stanza] = []
     private var openElements: [Int32] = []
     private var stanzaStartTagEnd = 0
 
@@ -212,6 +215,8 @@ struct StreamEngine {
             let position = mapPosition(
                 line: Int(XML_GetCurrentLineNumber(expat)), column: Int(XML_GetCurrentColumnNumber(expat)),
                 offset: eventOffset)
+            // The last stanza may still be held by whoever got it; build this one in a returned one, if any.
+            if let spare = spareStanzas.popLast() { stanza = spare }
             stanza.reset(position: position)
             openElements.removeAll(keepingCapacity: true)
             stanzaStartTagEnd = inputOffset(eventOffset + Int(XML_GetCurrentByteCount(expat)))

@@ -57,6 +57,18 @@ public final class XMPPStreamParser {
         engine.deallocate()
     }
 
+    /// The most stanzas ``recycle(_:)`` keeps.
+    public static let maximumSpareStanzas = 4096
+
+    /// Gives back a stanza this parser delivered, once its receiver is done with it, so that a later stanza is
+    /// built in its memory: a receiver that keeps stanzas (a replay decodes them on another thread) would
+    /// otherwise make the parser allocate every stanza anew. Optional; a receiver that does not keep stanzas
+    /// need not call it.
+    public func recycle(_ stanza: consuming Stanza) {
+        guard engine.pointee.spareStanzas.count < XMPPStreamParser.maximumSpareStanzas else { return }
+        engine.pointee.spareStanzas.append(stanza)
+    }
+
     // MARK: Feeding
 
     /// Parses the next chunk of the stream, calling `handler` for every event it completes.

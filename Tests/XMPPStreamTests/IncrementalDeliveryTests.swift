@@ -123,4 +123,31 @@ struct IncrementalDeliveryTests {
         let parts = Expat.version.dropFirst("expat_".count).split(separator: ".").compactMap { Int($0) }
         if parts.count >= 2, (parts[0], parts[1]) >= (2, 6) { #expect(Expat.hasReparseDeferral) }
     }
+
+    @Test func stanzasGivenBackAreReusedWithoutChangingAnyStanzaAReceiverStillHolds() throws {
+        let parser = XMPPStreamParser()
+        var kept: [Stanza] = []
+        func feed(_ from: Int, _ to: Int) throws {
+            var text = from == 0 ? streamHeader : ""
+            for index in from ..< to {
+                text +=
+                    "<presence id='\(index)'><status>\(String(repeating: "s", count: index % 40))</status></presence>"
+            }
+            try parser.feed(Array(text.utf8)) { event in
+                if case .stanza(let stanza) = event { kept.append(stanza) }
+            }
+        }
+        try feed(0, 300)
+        // Give back every other stanza, keeping copies of some of them: a stanza built in returned memory must
+        // never show through a copy someone still holds.
+        let copies = Array(kept[0 ..< 100])
+        for index in stride(from: 0, to: 300, by: 2) { parser.recycle(kept[index]) }
+        try feed(300, 700)
+        for (index, stanza) in kept.enumerated() {
+            #expect(stanza.attribute("id", of: stanza.root) == "\(index)")
+            let status = try #require(stanza.firstChild(of: stanza.root, named: "status", in: "jabber:client"))
+            #expect(stanza.text(of: status) == String(repeating: "s", count: index % 40))
+        }
+        for (index, stanza) in copies.enumerated() { #expect(stanza.attribute("id", of: stanza.root) == "\(index)") }
+    }
 }

@@ -18,6 +18,8 @@ final class BackgroundApplier {
 
     private let queue = BatchQueue()
     private var batch: [(Stanza, PresenceTime)] = []
+    /// Stanzas of applied batches, to go back to the parser.
+    private var returned: [(Stanza, PresenceTime)] = []
 
     init(storage: any MemoryStorage, decoder: PresenceDecoder) {
         batch.reserveCapacity(BackgroundApplier.batchSize)
@@ -56,19 +58,20 @@ final class BackgroundApplier {
         return queue.waitUntilEmpty()
     }
 
+    /// Hands the stanzas of applied batches back to `recycle` (the parser that made them builds new stanzas in
+    /// their memory, see ``XMPPStreamParser/recycle(_:)``).
+    func recycleApplied(_ recycle: (consuming Stanza) -> Void) {
+        for (stanza, _) in returned { recycle(stanza) }
+        returned.removeAll(keepingCapacity: true)
+    }
+
     private func handOver() {
         guard !batch.isEmpty else { return }
-        let recycled = queue.push(batch)
-        // The applied batch comes back to be freed here: its stanzas' buffers were allocated on this thread, and
-        // freeing memory on another thread makes allocations here miss the allocator's thread cache (measured
-        // slightly faster, README).
-        if var recycled {
-            recycled.removeAll(keepingCapacity: true)
-            batch = recycled
-        } else {
-            batch = []
-            batch.reserveCapacity(BackgroundApplier.batchSize)
-        }
+        // Applied batches come back here: their stanzas return to the parser, and whatever is freed is freed on
+        // this thread, where it was allocated (freeing on the other thread made allocations here miss the
+        // allocator's thread cache).
+        if let applied = queue.push(batch) { returned.append(contentsOf: applied) }
+        batch.removeAll(keepingCapacity: true)
     }
 }
 

@@ -53,6 +53,7 @@ public final class IngestSession {
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(XMPPStreamError) {
         do {
             if let background {
+                defer { background.recycleApplied { feed.recycle($0) } }
                 try feed.parse(bytes, onEvent: { onEvent?($0) }) { background.enqueue($0, receivedAt: clock()) }
             } else {
                 try feed.feed(bytes, onEvent: { onEvent?($0) }, apply: apply)

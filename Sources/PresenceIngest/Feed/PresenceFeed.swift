@@ -87,6 +87,12 @@ public struct PresenceFeed: ~Copyable {
         }
     }
 
+    /// Gives back a stanza ``parse(_:onEvent:onStanza:)`` handed out, once decoded (see
+    /// ``XMPPStreamParser/recycle(_:)``).
+    public func recycle(_ stanza: consuming Stanza) {
+        parser.recycle(stanza)
+    }
+
     /// Adds the outcomes counted where parsed stanzas were decoded (``decode(_:with:counting:apply:)``).
     public mutating func addOutcomes(_ outcomes: IngestStatistics) {
         statistics.presenceUpdates += outcomes.presenceUpdates
