@@ -304,10 +304,28 @@ public struct Stanza: Sendable {
 
 extension Stanza {
     /// Empties the stanza, keeping its buffers' capacity when nobody else holds them.
+    /// The most memory a stanza keeps for the next one built in it: an ordinary stanza's memory is reused, a large
+    /// one's is let go (otherwise one large stanza would make every later one as large, wherever stanzas are kept,
+    /// see ``XMPPStreamParser/recycle(_:)``).
+    static let retainedBytes = 16 * 1024
+    static let retainedRecords = 256
+
+    /// Whether the stanza's memory is small enough to build another in.
+    var isSmallEnoughToReuse: Bool {
+        bytes.capacity <= Stanza.retainedBytes && elements.capacity <= Stanza.retainedRecords
+            && attributes.capacity <= Stanza.retainedRecords
+    }
+
     mutating func reset(position: SourcePosition) {
-        bytes.removeAll(keepingCapacity: true)
-        elements.removeAll(keepingCapacity: true)
-        attributes.removeAll(keepingCapacity: true)
+        if isSmallEnoughToReuse {
+            bytes.removeAll(keepingCapacity: true)
+            elements.removeAll(keepingCapacity: true)
+            attributes.removeAll(keepingCapacity: true)
+        } else {
+            bytes = []
+            elements = []
+            attributes = []
+        }
         self.position = position
         byteCount = 0
     }

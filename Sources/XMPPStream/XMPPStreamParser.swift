@@ -63,9 +63,10 @@ public final class XMPPStreamParser {
     /// Gives back a stanza this parser delivered, once its receiver is done with it, so that a later stanza is
     /// built in its memory: a receiver that keeps stanzas (a replay decodes them on another thread) would
     /// otherwise make the parser allocate every stanza anew. Optional; a receiver that does not keep stanzas
-    /// need not call it.
+    /// need not call it. Large stanzas are not kept, and at most ``maximumSpareStanzas`` are.
     public func recycle(_ stanza: consuming Stanza) {
-        guard engine.pointee.spareStanzas.count < XMPPStreamParser.maximumSpareStanzas else { return }
+        guard engine.pointee.spareStanzas.count < XMPPStreamParser.maximumSpareStanzas, stanza.isSmallEnoughToReuse
+        else { return }
         engine.pointee.spareStanzas.append(stanza)
     }
 

@@ -115,4 +115,26 @@ struct IngestSessionTests {
         #expect(storage.count == 1_000)
         #expect(storage.get(jid("u999@example.com"))?.status?.presence.details.status == "1")
     }
+
+    @Test func appliedInTheBackgroundLargeStanzasArriveWhole() throws {
+        // Large stanzas fill a batch by bytes long before its count: each must still arrive whole and in order.
+        let status = String(repeating: "x", count: 30_000)  // over the 16 KiB a stanza keeps, within the storage's 64 KiB
+        var text = ""
+        for index in 0 ..< 60 {
+            text += "<presence from='u\(index % 20)@example.com/desk'><status>\(index)\(status)</status></presence>"
+            text += "<presence from='small\(index)@example.com/desk'/>"
+        }
+        let storage = DictionaryMemoryStorage()
+        let session = IngestSession(
+            storage: storage, decoder: PresenceDecoder(maximumStatusBytes: 40_000), appliesInBackground: true)
+        try session.feed(Array(text.utf8))
+        try session.finish()
+        #expect(session.statistics.presenceUpdates == 120)
+        #expect(storage.count == 80)
+        for user in 0 ..< 20 {
+            let shown = try #require(storage.get(jid("u\(user)@example.com"))?.status?.presence.details.status)
+            // Compared by its head and length: a failure must not print 30 KB.
+            #expect(shown.prefix(2) == "\(40 + user)" && shown.utf8.count == 30_002, "the last of three updates")
+        }
+    }
 }

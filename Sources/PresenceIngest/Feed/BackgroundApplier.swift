@@ -7,17 +7,20 @@ import XMPPStream
 ///
 /// Measured on a stream of 1,000,000 updates (README, issue 12): libexpat alone is about 40% of `query --input`'s
 /// time, the stanza tree another 15%, decoding and storing the rest; with the last two on this thread, the
-/// parsing thread does little more than expat. Stanzas cross in batches of ``batchSize``; at most
-/// ``maximumQueuedBatches`` wait, and then the caller waits too, so memory stays bounded however far the parser
-/// runs ahead.
+/// parsing thread does little more than expat. Stanzas cross in batches of at most ``batchSize`` stanzas and
+/// ``maximumBatchBytes`` of input; at most ``maximumQueuedBatches`` wait, and then the caller waits too, so memory
+/// stays bounded (a few MiB) however far the parser runs ahead and however large the stanzas.
 ///
 /// One caller: ``enqueue(_:receivedAt:)`` and ``waitUntilApplied()`` are not called from two threads at once.
 final class BackgroundApplier {
     static let batchSize = 512
+    static let maximumBatchBytes = 1 << 20
     static let maximumQueuedBatches = 8
 
     private let queue = BatchQueue()
     private var batch: [(Stanza, PresenceTime)] = []
+    /// The input bytes of the stanzas in ``batch``.
+    private var batchBytes = 0
     /// Stanzas of applied batches, to go back to the parser.
     private var returned: [(Stanza, PresenceTime)] = []
 
@@ -47,8 +50,11 @@ final class BackgroundApplier {
 
     /// Queues a stanza, with the time to give its update if it is a presence without a delay stamp.
     func enqueue(_ stanza: Stanza, receivedAt time: PresenceTime) {
+        batchBytes += stanza.byteCount
         batch.append((stanza, time))
-        if batch.count == BackgroundApplier.batchSize { handOver() }
+        if batch.count == BackgroundApplier.batchSize || batchBytes >= BackgroundApplier.maximumBatchBytes {
+            handOver()
+        }
     }
 
     /// Returns once every stanza enqueued so far is decoded and applied, with the outcomes counted since the last
@@ -72,6 +78,7 @@ final class BackgroundApplier {
         // allocator's thread cache).
         if let applied = queue.push(batch) { returned.append(contentsOf: applied) }
         batch.removeAll(keepingCapacity: true)
+        batchBytes = 0
     }
 }
 
