@@ -123,9 +123,7 @@ private final class BatchQueue: @unchecked Sendable {
     /// The batch returned by ``next()`` is applied.
     func applied(_ batch: [(Stanza, PresenceTime)], outcomes batchOutcomes: IngestStatistics) {
         condition.lock()
-        outcomes.presenceUpdates += batchOutcomes.presenceUpdates
-        outcomes.ignored.merge(batchOutcomes.ignored, uniquingKeysWith: +)
-        outcomes.rejected.merge(batchOutcomes.rejected, uniquingKeysWith: +)
+        outcomes.addOutcomes(of: batchOutcomes)
         if appliedBatches.count < BackgroundApplier.maximumQueuedBatches { appliedBatches.append(batch) }
         applying = false
         condition.broadcast()

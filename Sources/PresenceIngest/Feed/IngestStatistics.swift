@@ -15,6 +15,14 @@ public struct IngestStatistics: Hashable, Sendable {
 
     public init() {}
 
+    /// Adds the outcomes (updates, ignored, rejected) counted elsewhere, where the stanzas were decoded; stanzas and
+    /// bytes are counted where they were parsed.
+    public mutating func addOutcomes(of other: IngestStatistics) {
+        presenceUpdates += other.presenceUpdates
+        ignored.merge(other.ignored, uniquingKeysWith: +)
+        rejected.merge(other.rejected, uniquingKeysWith: +)
+    }
+
     public var ignoredTotal: Int { ignored.values.reduce(0, +) }
     public var rejectedTotal: Int { rejected.values.reduce(0, +) }
 }

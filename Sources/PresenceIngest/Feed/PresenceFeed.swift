@@ -95,9 +95,7 @@ public struct PresenceFeed: ~Copyable {
 
     /// Adds the outcomes counted where parsed stanzas were decoded (``decode(_:with:counting:apply:)``).
     public mutating func addOutcomes(_ outcomes: IngestStatistics) {
-        statistics.presenceUpdates += outcomes.presenceUpdates
-        statistics.ignored.merge(outcomes.ignored, uniquingKeysWith: +)
-        statistics.rejected.merge(outcomes.rejected, uniquingKeysWith: +)
+        statistics.addOutcomes(of: outcomes)
     }
 
     /// Decodes a stanza handed out by ``parse(_:onEvent:onStanza:)``, counting its outcome (not the stanza: the

@@ -178,22 +178,12 @@ extension UserPresenceCoding {
         /// The index of the least recently updated entry, as `UserPresence` chooses it: by time, then by arrival,
         /// the first of equals.
         func oldestIndex() -> Int {
-            var oldest = -1
-            var oldestTime: Int64 = 0
-            var oldestSequence: UInt32 = 0
+            var oldest: (index: Int, entry: UnsafeRawPointer)?
             forEach { index, entry, _ in
-                let time = entry.loadUnaligned(as: Int64.self)
-                let sequence = entry.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
-                // Replace when the current choice is newer than this entry (ResourcePresence.isNewer).
-                let currentIsNewer =
-                    oldestTime != time ? oldestTime > time : Int32(bitPattern: oldestSequence &- sequence) > 0
-                if oldest < 0 || currentIsNewer {
-                    oldest = index
-                    oldestTime = time
-                    oldestSequence = sequence
-                }
+                // Replace when the current choice is newer than this entry.
+                if oldest.map({ isNewer($0.entry, than: entry) }) ?? true { oldest = (index, entry) }
             }
-            return oldest
+            return oldest?.index ?? -1
         }
     }
 }

@@ -124,7 +124,7 @@ enum UserPresenceCoding {
 
     /// ``ResourcePresence``'s order, on encoded entries: the later time, then the later sequence (wrap-around
     /// safe).
-    private static func isNewer(_ entry: UnsafeRawPointer, than other: UnsafeRawPointer) -> Bool {
+    static func isNewer(_ entry: UnsafeRawPointer, than other: UnsafeRawPointer) -> Bool {
         let time = entry.loadUnaligned(as: Int64.self)
         let otherTime = other.loadUnaligned(as: Int64.self)
         if time != otherTime { return time > otherTime }
