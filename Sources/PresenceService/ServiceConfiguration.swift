@@ -13,6 +13,8 @@ public struct ServiceConfiguration: Sendable {
     public var httpPort: Int
     /// Most feeder connections at once; one more is told `policy-violation` and closed.
     public var maxConnections: Int
+    /// Threads that decode and apply what feeders send, shared by all of them (see ``ApplyPool``).
+    public var applyThreads: Int
     /// A feeder silent this long is closed.
     public var idleTimeout: Duration
     /// How often memory-pressure sources are checked.
@@ -25,12 +27,15 @@ public struct ServiceConfiguration: Sendable {
     public var events: EventStreamConfiguration
 
     public static let defaultMaxConnections = 1024
+    /// One applying thread per core.
+    public static var defaultApplyThreads: Int { ApplyPool.defaultThreadCount }
     public static let defaultIdleTimeout: Duration = .seconds(300)
     public static let defaultPressureInterval: Duration = .seconds(1)
 
     public init(
         feedHost: String = "127.0.0.1", feedPort: Int = 5270, httpHost: String = "127.0.0.1", httpPort: Int = 8080,
-        maxConnections: Int = defaultMaxConnections, idleTimeout: Duration = defaultIdleTimeout,
+        maxConnections: Int = defaultMaxConnections, applyThreads: Int = defaultApplyThreads,
+        idleTimeout: Duration = defaultIdleTimeout,
         pressureInterval: Duration = defaultPressureInterval, stream: XMPPStreamParser.Configuration = .init(),
         decoder: PresenceDecoder = .init(), lookup: PresenceLookup.Configuration = .init(),
         events: EventStreamConfiguration = .init()
@@ -40,6 +45,7 @@ public struct ServiceConfiguration: Sendable {
         self.httpHost = httpHost
         self.httpPort = httpPort
         self.maxConnections = max(maxConnections, 1)
+        self.applyThreads = max(applyThreads, 1)
         self.idleTimeout = idleTimeout
         self.pressureInterval = pressureInterval
         self.stream = stream

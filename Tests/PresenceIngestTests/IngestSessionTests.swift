@@ -78,7 +78,8 @@ struct IngestSessionTests {
         let inline = DictionaryMemoryStorage()
         let background = DictionaryMemoryStorage()
         let inlineSession = IngestSession(storage: inline, clock: { time(1) })
-        let backgroundSession = IngestSession(storage: background, clock: { time(1) }, appliesInBackground: true)
+        let backgroundSession = IngestSession(
+            storage: background, clock: { time(1) }, applyingOn: ApplyPool(threads: 1))
         for start in stride(from: 0, to: bytes.count, by: 4096) {
             let chunk = bytes[start ..< min(start + 4096, bytes.count)]
             try inlineSession.feed(chunk)
@@ -98,7 +99,7 @@ struct IngestSessionTests {
 
     @Test func appliedInTheBackgroundAStreamErrorStillKeepsEverythingBeforeIt() {
         let storage = DictionaryMemoryStorage()
-        let session = IngestSession(storage: storage, appliesInBackground: true)
+        let session = IngestSession(storage: storage, applyingOn: ApplyPool(threads: 1))
         var bytes = Self.stream(users: 2_000, updatesPerUser: 1)
         bytes += Array("<presence from='lost@example.com/desk'><a></b>".utf8)
         #expect(throws: XMPPStreamError.self) { try session.feed(bytes) }
@@ -109,7 +110,7 @@ struct IngestSessionTests {
 
     @Test func appliedInTheBackgroundWaitingMakesEverythingFedSoFarVisible() throws {
         let storage = DictionaryMemoryStorage()
-        let session = IngestSession(storage: storage, appliesInBackground: true)
+        let session = IngestSession(storage: storage, applyingOn: ApplyPool(threads: 1))
         try session.feed(Self.stream(users: 1_000, updatesPerUser: 2))
         session.waitUntilApplied()
         #expect(storage.count == 1_000)
@@ -126,7 +127,7 @@ struct IngestSessionTests {
         }
         let storage = DictionaryMemoryStorage()
         let session = IngestSession(
-            storage: storage, decoder: PresenceDecoder(maximumStatusBytes: 40_000), appliesInBackground: true)
+            storage: storage, decoder: PresenceDecoder(maximumStatusBytes: 40_000), applyingOn: ApplyPool(threads: 1))
         try session.feed(Array(text.utf8))
         try session.finish()
         #expect(session.statistics.presenceUpdates == 120)

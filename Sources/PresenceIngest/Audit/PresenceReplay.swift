@@ -29,12 +29,12 @@ public final class PresenceReplay {
         clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
     ) {
         // Nothing to do per update without a separate truth or pressure sources: the session then calls nothing,
-        // and applies on a second thread while this one parses. With them, every update is recorded here in order,
+        // and applies on a thread of its own while this one parses. With them, every update is recorded here in order,
         // on this thread.
         let recordsUpdates = truth == .separate || !sources.isEmpty
         session = IngestSession(
             storage: storage, configuration: configuration, decoder: decoder, clock: clock,
-            appliesInBackground: !recordsUpdates)
+            applyingOn: recordsUpdates ? nil : ApplyPool(threads: 1))
         self.sources = sources
         truthKeeping = truth
         separateTruth = truth == .separate ? DictionaryMemoryStorage(stripes: 1) : nil

@@ -24,26 +24,35 @@ public final class IngestSession {
 
     /// - Parameters:
     ///   - clock: the time given to updates without a delay stamp; wall-clock time by default.
-    ///   - appliesInBackground: decode stanzas and apply their updates on a thread of the session's own, in
-    ///     stream order, while the caller parses on (see ``BackgroundApplier``): for reading a whole file, not for
-    ///     a live stream whose updates must be visible as soon as `feed` returns. ``feed(_:)-(UnsafeRawBufferPointer)``
-    ///     may then return before its updates are applied; ``finish()``, ``waitUntilApplied()`` and a `feed`
-    ///     that throws return only once everything before them is applied, and ``statistics`` counts the
-    ///     outcomes (updates, ignored, rejected) as of the last of those. ``receive(_:)`` is not for such a
-    ///     session.
+    ///   - pool: decode stanzas and apply their updates on this pool's threads, in stream order, while the
+    ///     caller parses on (see ``ApplyPool``). ``feed(_:)-(UnsafeRawBufferPointer)`` then returns once its
+    ///     stanzas are parsed and queued, and they are applied shortly after; ``finish()``,
+    ///     ``waitUntilApplied()``, ``applied()`` and a `feed` that throws return only once everything before them
+    ///     is applied. ``statistics`` counts outcomes (updates, ignored, rejected) as stanzas are applied.
+    ///     ``onApplied`` is not called and ``receive(_:)`` is not for such a session. Nil: everything is applied
+    ///     on the caller's thread before `feed` returns.
+    ///   - onBatchApplied: with a pool, told on a pool thread, right after each batch is applied, what it
+    ///     counted (stanzas and outcomes): a service's counters follow what queries can see.
     public init(
         storage: any MemoryStorage, configuration: XMPPStreamParser.Configuration = .init(),
         decoder: PresenceDecoder = .init(), clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now,
-        appliesInBackground: Bool = false
+        applyingOn pool: ApplyPool? = nil, onBatchApplied: (@Sendable (IngestStatistics) -> Void)? = nil
     ) {
         self.storage = storage
         feed = PresenceFeed(configuration: configuration, decoder: decoder)
         self.clock = clock
-        background = appliesInBackground ? BackgroundApplier(storage: storage, decoder: decoder) : nil
+        background = pool.map {
+            BackgroundApplier(pool: $0, storage: storage, decoder: decoder, onBatchApplied: onBatchApplied)
+        }
     }
 
     /// What the stream contained so far, by outcome.
-    public var statistics: IngestStatistics { feed.statistics }
+    public var statistics: IngestStatistics {
+        guard let background else { return feed.statistics }
+        var statistics = feed.statistics
+        statistics.addOutcomes(of: background.outcomes)
+        return statistics
+    }
     /// The error that ended the stream, if any.
     public var error: XMPPStreamError? { feed.error }
     /// The stream header, once read.
@@ -53,7 +62,10 @@ public final class IngestSession {
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(XMPPStreamError) {
         do {
             if let background {
-                defer { background.recycleApplied { feed.recycle($0) } }
+                defer {
+                    background.handOver()
+                    background.recycleApplied { feed.recycle($0) }
+                }
                 try feed.parse(bytes, onEvent: { onEvent?($0) }) { background.enqueue($0, receivedAt: clock()) }
             } else {
                 try feed.feed(bytes, onEvent: { onEvent?($0) }, apply: apply)
@@ -85,7 +97,19 @@ public final class IngestSession {
     /// Returns once every update decoded so far is applied to the storage (at once unless the session applies in
     /// the background).
     public func waitUntilApplied() {
-        if let background { feed.addOutcomes(background.waitUntilApplied()) }
+        background?.waitUntilApplied()
+    }
+
+    /// Suspends, without blocking a thread, until every update fed so far is applied to the storage.
+    public func applied() async {
+        await background?.applied()
+    }
+
+    /// Suspends, without blocking a thread, until the session's lane in its pool has room for a read's batches: a
+    /// task feeding a live stream calls it before each `feed` of a few KiB, so that `feed` does not block its
+    /// thread waiting for the pool (returns at once unless the session applies on a pool).
+    public func readyForInput() async {
+        await background?.room()
     }
 
     /// Applies a stanza parsed elsewhere: a client connection to an XMPP server parses its own stream (it

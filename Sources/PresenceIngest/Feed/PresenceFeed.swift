@@ -93,11 +93,6 @@ public struct PresenceFeed: ~Copyable {
         parser.recycle(stanza)
     }
 
-    /// Adds the outcomes counted where parsed stanzas were decoded (``decode(_:with:counting:apply:)``).
-    public mutating func addOutcomes(_ outcomes: IngestStatistics) {
-        statistics.addOutcomes(of: outcomes)
-    }
-
     /// Decodes a stanza handed out by ``parse(_:onEvent:onStanza:)``, counting its outcome (not the stanza: the
     /// parse counted it) in `outcomes`, and calls `apply` when it is a presence update.
     public static func decode(

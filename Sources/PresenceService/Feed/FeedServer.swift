@@ -10,9 +10,14 @@ import XMPPStream
 /// incrementally and applied to the storage stanza by stanza while the connection stays open.
 ///
 /// A feeder that sends malformed XML, restricted XML or an oversized stanza gets a `<stream:error>` with the
-/// condition and is closed; other feeders and everything already applied are untouched. Reading pauses while a
-/// chunk's updates are applied (NIO's async channel back-pressure), so a fast feeder cannot make the service
-/// buffer without bound. On graceful shutdown it stops accepting and lets open streams finish what they sent.
+/// condition and is closed; other feeders and everything already applied are untouched.
+///
+/// A connection's task parses; the feed's ``ApplyPool`` (one per server, ``ServiceConfiguration/applyThreads``
+/// threads, shared by all feeders) decodes and applies, each feeder's stanzas in order, so one fast feeder keeps
+/// two cores busy. Reading pauses while a feeder's queue in the pool is full (NIO's async channel back-pressure),
+/// so a fast feeder cannot make the service buffer without bound. The service's counters count a stanza once
+/// it is applied, so `/v1/stats` never shows an update that queries cannot see yet. On graceful shutdown it stops
+/// accepting and lets open streams finish what they sent.
 public struct FeedServer: Service {
     let configuration: ServiceConfiguration
     let storage: any MemoryStorage
@@ -31,7 +36,7 @@ public struct FeedServer: Service {
         self.onBound = onBound
     }
 
-    /// How many bytes are applied before the feeding task yields to others (queries above all).
+    /// How many bytes are parsed before the feeding task yields to others (queries above all).
     static let sliceBytes = 16 * 1024
 
     public func run() async throws {
@@ -51,6 +56,7 @@ public struct FeedServer: Service {
         let port = server.channel.localAddress?.port ?? configuration.feedPort
         logger.info("feed listening", metadata: ["host": "\(configuration.feedHost)", "port": "\(port)"])
         await onBound(port)
+        let pool = ApplyPool(threads: configuration.applyThreads, name: "presence-feed-apply")
         let active = Locked(0)
         let maxConnections = configuration.maxConnections
         try await withGracefulShutdownHandler {
@@ -68,7 +74,7 @@ public struct FeedServer: Service {
                         }
                         group.addTask {
                             defer { active.withLock { $0 -= 1 } }
-                            await self.serve(connection)
+                            await self.serve(connection, applyingOn: pool)
                         }
                     }
                 }
@@ -91,7 +97,7 @@ public struct FeedServer: Service {
         try? await connection.channel.close()
     }
 
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, applyingOn pool: ApplyPool) async {
         let peer = connection.channel.remoteAddress?.description ?? "unknown"
         var logger = self.logger
         logger[metadataKey: "feeder"] = "\(peer)"
@@ -101,20 +107,16 @@ public struct FeedServer: Service {
             statistics.feederDisconnected()
         }
         let session = IngestSession(
-            storage: storage, configuration: configuration.stream, decoder: configuration.decoder)
-        var published = IngestStatistics()
-        /// Adds what the session counted since the last call to the service's counters.
-        func publish() {
-            statistics.record(session.statistics, since: published)
-            published = session.statistics
-        }
+            storage: storage, configuration: configuration.stream, decoder: configuration.decoder,
+            applyingOn: pool, onBatchApplied: { [statistics] in statistics.record($0) })
         do {
             try await connection.executeThenClose { inbound, _ in
                 for try await buffer in inbound {
-                    // Apply in slices and yield between them: feeders share the task pool with the query API,
+                    // Parse in slices and yield between them: feeders share the task pool with the query API,
                     // and a busy feeder must not hold a thread for a whole 64 KiB read while queries wait.
                     var remaining = buffer
                     while let slice = remaining.readSlice(length: min(remaining.readableBytes, FeedServer.sliceBytes)) {
+                        await session.readyForInput()
                         let failure = slice.withUnsafeReadableBytes { bytes -> XMPPStreamError? in
                             do throws(XMPPStreamError) {
                                 try session.feed(bytes)
@@ -123,7 +125,6 @@ public struct FeedServer: Service {
                                 return error
                             }
                         }
-                        publish()
                         if let failure {
                             try await self.end(connection, with: failure, logger: logger)
                             return
@@ -132,9 +133,9 @@ public struct FeedServer: Service {
                         if remaining.readableBytes == 0 { break }
                     }
                 }
+                await session.applied()  // then `finish` waits for at most its last batch
                 var failure: XMPPStreamError?
                 do throws(XMPPStreamError) { try session.finish() } catch { failure = error }
-                publish()
                 if let failure {
                     // The feeder went away inside a stanza: nothing to answer, everything before it is applied.
                     statistics.streamErrorOccurred()

@@ -36,15 +36,15 @@ public final class ServiceStatistics: Sendable {
 
     func feederDisconnected() { feeders.subtract(1, ordering: .relaxed) }
 
-    /// Adds what an ingest session counted between `earlier` and `now`.
-    func record(_ now: IngestStatistics, since earlier: IngestStatistics) {
-        func add(_ counter: borrowing Atomic<Int>, _ delta: Int) {
-            if delta > 0 { counter.add(delta, ordering: .relaxed) }
+    /// Adds what an ingest session counted for a batch of stanzas it applied.
+    func record(_ applied: IngestStatistics) {
+        func add(_ counter: borrowing Atomic<Int>, _ count: Int) {
+            if count > 0 { counter.add(count, ordering: .relaxed) }
         }
-        add(stanzas, now.stanzas - earlier.stanzas)
-        add(updates, now.presenceUpdates - earlier.presenceUpdates)
-        add(ignored, now.ignoredTotal - earlier.ignoredTotal)
-        add(rejected, now.rejectedTotal - earlier.rejectedTotal)
+        add(stanzas, applied.stanzas)
+        add(updates, applied.presenceUpdates)
+        add(ignored, applied.ignoredTotal)
+        add(rejected, applied.rejectedTotal)
     }
 
     func streamErrorOccurred() { streamErrors.add(1, ordering: .relaxed) }

@@ -37,6 +37,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: "Most feeder connections at once (default 1024).")
     var maxConnections: Int = ServiceConfiguration.defaultMaxConnections
 
+    @Option(
+        name: .customLong("feed-apply-threads"),
+        help: "Threads that decode and apply what feeders send, shared by all feeders (default: one per core).")
+    var feedApplyThreads: Int = ServiceConfiguration.defaultApplyThreads
+
     @Option(name: .customLong("idle-timeout"), help: "Seconds after which a silent feeder is closed (default 300).")
     var idleTimeout: Int = 300
 
@@ -59,6 +64,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        if !(1 ... 256).contains(feedApplyThreads) {
+            throw ValidationError("--feed-apply-threads must be between 1 and 256")
+        }
         if idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
     }
@@ -75,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         defer { kernel?.stop() }
         let configuration = ServiceConfiguration(
             feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
-            maxConnections: maxConnections,
+            maxConnections: maxConnections, applyThreads: feedApplyThreads,
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder,
             lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration)
         let store = storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
