@@ -16,6 +16,7 @@ require_tools() {
 require_tools "$@"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WORK=${WORK:-$(mktemp -d)}
+mkdir -p "$WORK"
 cd "$root"
 swift build -c release --product presence >/dev/null
 presence="$root/.build/release/presence"

@@ -12,7 +12,7 @@ import PresenceWorkload
 //  2. queries under load: while the feeders keep sending, C clients on keep-alive connections ask
 //     GET /v1/presence/{jid} for D seconds; requests/s and p50/p99 latency.
 //
-//   swift run -c release --package-path Benchmarks ServiceLoad [feeders] [updatesPerFeeder] [clients] [seconds] [ingestDuringQueries 1|0]
+//   swift run -c release --package-path Benchmarks ServiceLoad [feeders] [updatesPerFeeder] [clients] [seconds] [ingestDuringQueries 1|0] [applyThreads]
 
 let arguments = Array(CommandLine.arguments.dropFirst()).compactMap { Int($0) }
 let feeders = arguments.count > 0 ? arguments[0] : 4
@@ -21,6 +21,8 @@ let clients = arguments.count > 2 ? arguments[2] : 50
 let seconds = arguments.count > 3 ? arguments[3] : 10
 /// 1: feeders keep sending during the query phase (queries under load); 0: queries alone.
 let ingestDuringQueries = arguments.count > 4 ? arguments[4] != 0 : true
+/// The feed's applying threads (`presence serve --feed-apply-threads`).
+let applyThreads = arguments.count > 5 ? arguments[5] : ServiceConfiguration.defaultApplyThreads
 
 /// Prints a line at once (stdout may be a pipe).
 func report(_ line: String) {
@@ -100,7 +102,7 @@ var logger = Logger(label: "load")
 logger.logLevel = .error
 let storage = DictionaryMemoryStorage()
 let server = PresenceServer(
-    configuration: ServiceConfiguration(feedPort: 0, httpPort: 0), storage: storage, logger: logger)
+    configuration: ServiceConfiguration(feedPort: 0, httpPort: 0, applyThreads: applyThreads), storage: storage, logger: logger)
 let ready = DispatchSemaphore(value: 0)
 nonisolated(unsafe) var ports: PresenceServer.BoundPorts? = nil
 Task.detached {  // not on the main actor: the main thread blocks below
