@@ -96,6 +96,8 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -106,6 +108,7 @@ let package = Package(
             dependencies: [
                 "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire",
                 "PresenceWorkload", "PresenceService", "PresenceSource", "XMPPClient", "LoopbackHTTP", "XMPPStream",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -140,13 +143,15 @@ let package = Package(
             dependencies: [
                 "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload",
                 "LoopbackHTTP", "PresenceTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            resources: [.copy("Resources/slixmpp_component.py")]),
         .testTarget(
             name: "PresenceCLITests",
             dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
-            resources: [.copy("Resources/people_page_browser.py")]),
+            resources: [.copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -27,16 +27,17 @@ public final class ServerSentEventReader {
     private var chunkRemaining: Int?
     private var ended = false
 
-    /// Connects and sends `GET path` with `Accept: text/event-stream` (and `Last-Event-ID` when given). A read
-    /// waits at most `idleTimeout` (longer than the service's heartbeat).
+    /// Connects and sends `GET path` with `Accept: text/event-stream` (and `Last-Event-ID` when given, and any
+    /// other `headers`). A read waits at most `idleTimeout` (longer than the service's heartbeat).
     public init(
-        host: String, port: Int, path: String, lastEventID: String? = nil, idleTimeout: Duration = .seconds(60)
+        host: String, port: Int, path: String, lastEventID: String? = nil, headers: [String: String] = [:],
+        idleTimeout: Duration = .seconds(60)
     ) throws {
         let descriptor = try LoopbackHTTPClient.connect(host: host, port: port, receiveTimeout: idleTimeout)
         do {
             try LoopbackHTTPClient.sendRequest(
                 "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: text/event-stream\r\n",
-                headers: lastEventID.map { ["Last-Event-ID": $0] } ?? [:], on: descriptor)
+                headers: headers.merging(lastEventID.map { ["Last-Event-ID": $0] } ?? [:]) { $1 }, on: descriptor)
         } catch {
             Foundation.close(descriptor)
             throw error

@@ -1,4 +1,6 @@
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import PresencePressure
 import PresenceSource
@@ -41,6 +43,15 @@ public struct PresenceServer: Sendable {
         changes = ChangeHub(storage: storage, configuration: configuration.events, logger: logger)
     }
 
+    /// HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.
+    private func httpServer(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?) throws -> HTTPServerBuilder {
+        let plain = HTTPServerBuilder.presenceHTTP1(
+            lookup: lookup, live: live, access: configuration.access, secure: configuration.tls != nil,
+            serverName: "presence")
+        guard let tls = configuration.tls else { return plain }
+        return try .tls(plain, tlsConfiguration: tls)
+    }
+
     /// The ports actually bound (useful when the configuration asks for port 0).
     public struct BoundPorts: Sendable {
         public var feed: Int
@@ -58,8 +69,9 @@ public struct PresenceServer: Sendable {
         let (lookup, source) = (lookup, xmppSource)
         let application = Application(
             router: QueryRoutes.router(
-                lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes),
-            server: .presenceHTTP1(lookup: lookup, live: { source?.isLive }, serverName: "presence"),
+                lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes,
+                access: configuration.access),
+            server: try httpServer(lookup: lookup, live: { source?.isLive }),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },

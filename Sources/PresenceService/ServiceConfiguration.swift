@@ -1,3 +1,4 @@
+import NIOSSL
 import PresenceIngest
 import PresenceStore
 import XMPPClient
@@ -25,6 +26,13 @@ public struct ServiceConfiguration: Sendable {
     public var lookup: PresenceLookup.Configuration
     /// The change streams' limits.
     public var events: EventStreamConfiguration
+    /// Who may read the query API (bearer tokens); open by default.
+    public var access: APIAccess
+    /// The shared secret feeders prove with the XEP-0114 component handshake (`--feed-secret-file`); without it,
+    /// feeders are not asked for one (loopback only, unless explicitly allowed).
+    public var feedSecret: FeedSecret?
+    /// TLS for both listeners (the query API and the feed port); plain TCP when nil.
+    public var tls: TLSConfiguration?
 
     public static let defaultMaxConnections = 1024
     /// One applying thread per core.
@@ -38,7 +46,8 @@ public struct ServiceConfiguration: Sendable {
         idleTimeout: Duration = defaultIdleTimeout,
         pressureInterval: Duration = defaultPressureInterval, stream: XMPPStreamParser.Configuration = .init(),
         decoder: PresenceDecoder = .init(), lookup: PresenceLookup.Configuration = .init(),
-        events: EventStreamConfiguration = .init()
+        events: EventStreamConfiguration = .init(), access: APIAccess = .open, tls: TLSConfiguration? = nil,
+        feedSecret: FeedSecret? = nil
     ) {
         self.feedHost = feedHost
         self.feedPort = feedPort
@@ -52,6 +61,19 @@ public struct ServiceConfiguration: Sendable {
         self.decoder = decoder
         self.lookup = lookup
         self.events = events
+        self.access = access
+        self.tls = tls
+        self.feedSecret = feedSecret
+    }
+
+    /// A server's TLS from a PEM certificate chain and its PEM private key (`--tls-cert`, `--tls-key`); TLS 1.2 at
+    /// least.
+    public static func serverTLS(certificateFile: String, privateKeyFile: String) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: privateKeyFile, format: .pem)
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        tls.minimumTLSVersion = .tlsv12
+        return tls
     }
 
     /// Whether a host is a loopback address (127.0.0.0/8, ::1, localhost): the only ones served without an

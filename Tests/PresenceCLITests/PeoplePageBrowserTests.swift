@@ -10,14 +10,7 @@ struct PeoplePageBrowserTests {
     static let screenshot = CLI.repository.appendingPathComponent(".build/artifacts/people-page.png")
 
     @Test func aPersonFoundBySearchChangesDotAndTextLiveWithoutAReload() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            (try? Tool.run("/usr/bin/python3", ["-c", "import selenium"])) == 0
-        else {
-            Issue.record(
-                "chromium, chromium-driver and python3-selenium are needed (apt-get install them; .ci/run does)")
-            return
-        }
+        guard Self.browserIsInstalled() else { return }
         let server = try RunningServer()
         defer { _ = server.stop() }
         try FileManager.default.createDirectory(
@@ -26,12 +19,43 @@ struct PeoplePageBrowserTests {
         #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
         #expect(!String(decoding: page.body, as: UTF8.self).contains("http"), "nothing from another origin")
 
-        let script = Bundle.module.url(forResource: "people_page_browser", withExtension: "py")!
+        try Self.runBrowserScript(
+            "people_page_browser",
+            ["http://127.0.0.1:\(server.httpPort)", String(server.feedPort), Self.screenshot.path, "5000"])
+        #expect(FileManager.default.fileExists(atPath: Self.screenshot.path), "the screenshot is kept")
+    }
+
+    @Test func behindAPITokensThePageAsksForOneUntilItIsRightAndThenListsLive() throws {
+        guard Self.browserIsInstalled() else { return }
+        let token = "browser-token-0123456789+/="
+        let tokens = FileManager.default.temporaryDirectory.appendingPathComponent("presence-tokens-\(UUID())")
+        try "\(token) browser\n".write(to: tokens, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: tokens) }
+        let server = try RunningServer(["--api-token-file", tokens.path])
+        defer { _ = server.stop() }
+        try Self.runBrowserScript(
+            "people_page_token_browser", ["http://127.0.0.1:\(server.httpPort)", String(server.feedPort), token])
+    }
+
+    /// Whether chromium, its driver and selenium are there; records an issue naming the packages when not.
+    static func browserIsInstalled() -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+            (try? Tool.run("/usr/bin/python3", ["-c", "import selenium"])) == 0
+        else {
+            Issue.record(
+                "chromium, chromium-driver and python3-selenium are needed (apt-get install them; .ci/run does)")
+            return false
+        }
+        return true
+    }
+
+    /// Runs one of the browser scripts in `Resources` with `arguments`; it exits 0 when every check held.
+    static func runBrowserScript(_ name: String, _ arguments: [String]) throws {
+        let script = Bundle.module.url(forResource: name, withExtension: "py")!
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            script.path, "http://127.0.0.1:\(server.httpPort)", String(server.feedPort), Self.screenshot.path, "5000",
-        ]
+        process.arguments = [script.path] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -39,6 +63,5 @@ struct PeoplePageBrowserTests {
         let drained = PipeDrain(output)
         #expect(CLI.waitForExit(process, timeout: .seconds(120)), "the browser test finished")
         #expect(process.terminationStatus == 0, "\(drained.finish())")
-        #expect(FileManager.default.fileExists(atPath: Self.screenshot.path), "the screenshot is kept")
     }
 }

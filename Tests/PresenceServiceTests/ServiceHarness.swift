@@ -90,6 +90,21 @@ final class Feeder: Sendable {
         }
     }
 
+    /// What the service sends until `marker` has arrived (or it closes, or 10 s pass).
+    func read(until marker: String) async throws -> String {
+        let descriptor = self.descriptor
+        return try await offPool {
+            var data: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while !String(decoding: data, as: UTF8.self).contains(marker) {
+                let count = recv(descriptor, &chunk, chunk.count, 0)
+                guard count > 0 else { break }
+                data.append(contentsOf: chunk[..<count])
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
     func close() { Glibc.close(descriptor) }
 }
 

@@ -16,6 +16,10 @@ public final class IngestSession {
     /// Told every parser event before it is decoded: the stream header, every stanza (presence or not) and the
     /// end of the stream. A client connection reads its stream features, IQs and stream errors here.
     public var onEvent: ((XMPPStreamEvent) -> Void)?
+    /// Asked about every stanza after ``onEvent`` and before it is decoded: a stanza it refuses is counted as read
+    /// and neither decoded nor applied. The feed port's component handshake refuses everything until the feeder
+    /// proved its secret.
+    public var admits: ((Stanza) -> Bool)?
     /// Told every update after it was applied to the storage, with the time it was applied at. Not called by a
     /// session that applies in the background.
     public var onApplied: ((PresenceUpdate, PresenceTime) -> Void)?
@@ -66,9 +70,11 @@ public final class IngestSession {
                     background.handOver()
                     background.recycleApplied { feed.recycle($0) }
                 }
-                try feed.parse(bytes, onEvent: { onEvent?($0) }) { background.enqueue($0, receivedAt: clock()) }
+                try feed.parse(bytes, onEvent: { onEvent?($0) }) { stanza in
+                    if admits?(stanza) ?? true { background.enqueue(stanza, receivedAt: clock()) }
+                }
             } else {
-                try feed.feed(bytes, onEvent: { onEvent?($0) }, apply: apply)
+                try feed.feed(bytes, onEvent: { onEvent?($0) }, admits: { admits?($0) ?? true }, apply: apply)
             }
         } catch {
             waitUntilApplied()
@@ -88,9 +94,11 @@ public final class IngestSession {
     public func finish() throws(XMPPStreamError) {
         defer { waitUntilApplied() }
         if let background {
-            try feed.finishParsing(onEvent: { onEvent?($0) }) { background.enqueue($0, receivedAt: clock()) }
+            try feed.finishParsing(onEvent: { onEvent?($0) }) { stanza in
+                if admits?(stanza) ?? true { background.enqueue(stanza, receivedAt: clock()) }
+            }
         } else {
-            try feed.finish(onEvent: { onEvent?($0) }, apply: apply)
+            try feed.finish(onEvent: { onEvent?($0) }, admits: { admits?($0) ?? true }, apply: apply)
         }
     }
 

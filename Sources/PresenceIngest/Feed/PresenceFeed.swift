@@ -32,15 +32,18 @@ public struct PresenceFeed: ~Copyable {
 
     /// Parses the next chunk, calling `onEvent` for every parser event (the header, every stanza whatever it
     /// is, the end) and then `apply` for each presence update, in stream order.
+    ///
+    /// A stanza `admits` refuses is counted as read and not decoded.
     public mutating func feed(
-        _ bytes: UnsafeRawBufferPointer, onEvent: (XMPPStreamEvent) -> Void, apply: (PresenceUpdate) -> Void
+        _ bytes: UnsafeRawBufferPointer, onEvent: (XMPPStreamEvent) -> Void, admits: (Stanza) -> Bool = { _ in true },
+        apply: (PresenceUpdate) -> Void
     ) throws(XMPPStreamError) {
         statistics.bytes += bytes.count
         var statistics = self.statistics
         defer { self.statistics = statistics }
         try parser.feed(bytes) { event in
             onEvent(event)
-            PresenceFeed.handle(event, decoder: decoder, statistics: &statistics, apply: apply)
+            PresenceFeed.handle(event, decoder: decoder, admits: admits, statistics: &statistics, apply: apply)
         }
     }
 
@@ -109,13 +112,13 @@ public struct PresenceFeed: ~Copyable {
 
     /// Ends the input, calling `onEvent` for every parser event and `apply` for each presence update.
     public mutating func finish(
-        onEvent: (XMPPStreamEvent) -> Void, apply: (PresenceUpdate) -> Void
+        onEvent: (XMPPStreamEvent) -> Void, admits: (Stanza) -> Bool = { _ in true }, apply: (PresenceUpdate) -> Void
     ) throws(XMPPStreamError) {
         var statistics = self.statistics
         defer { self.statistics = statistics }
         try parser.finish { event in
             onEvent(event)
-            PresenceFeed.handle(event, decoder: decoder, statistics: &statistics, apply: apply)
+            PresenceFeed.handle(event, decoder: decoder, admits: admits, statistics: &statistics, apply: apply)
         }
     }
 
@@ -129,10 +132,14 @@ public struct PresenceFeed: ~Copyable {
     }
 
     private static func handle(
-        _ event: XMPPStreamEvent, decoder: PresenceDecoder, statistics: inout IngestStatistics,
-        apply: (PresenceUpdate) -> Void
+        _ event: XMPPStreamEvent, decoder: PresenceDecoder, admits: (Stanza) -> Bool,
+        statistics: inout IngestStatistics, apply: (PresenceUpdate) -> Void
     ) {
         guard case .stanza(let stanza) = event else { return }
+        guard admits(stanza) else {
+            statistics.stanzas += 1
+            return
+        }
         count(decoder.decode(stanza), in: &statistics, apply: apply)
     }
 

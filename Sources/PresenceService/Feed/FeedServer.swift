@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PresenceIngest
 import PresenceStore
 import ServiceLifecycle
@@ -10,7 +11,10 @@ import XMPPStream
 /// incrementally and applied to the storage stanza by stanza while the connection stays open.
 ///
 /// A feeder that sends malformed XML, restricted XML or an oversized stanza gets a `<stream:error>` with the
-/// condition and is closed; other feeders and everything already applied are untouched.
+/// condition and is closed; other feeders and everything already applied are untouched. With
+/// ``ServiceConfiguration/tls``, feeders connect over TLS; with ``ServiceConfiguration/feedSecret``, every feeder
+/// proves the secret with the XEP-0114 component handshake before anything it sends is applied
+/// (``ComponentHandshake``).
 ///
 /// A connection's task parses; the feed's ``ApplyPool`` (one per server, ``ServiceConfiguration/applyThreads``
 /// threads, shared by all feeders) decodes and applies, each feeder's stanzas in order, so one fast feeder keeps
@@ -18,7 +22,7 @@ import XMPPStream
 /// so a fast feeder cannot make the service buffer without bound. The service's counters count a stanza once
 /// it is applied, so `/v1/stats` never shows an update that queries cannot see yet. On graceful shutdown it stops
 /// accepting and lets open streams finish what they sent.
-public struct FeedServer: Service {
+public struct FeedServer: Service, CustomStringConvertible {
     let configuration: ServiceConfiguration
     let storage: any MemoryStorage
     let statistics: ServiceStatistics
@@ -36,6 +40,9 @@ public struct FeedServer: Service {
         self.onBound = onBound
     }
 
+    /// Its name in swift-service-lifecycle's logs, rather than its whole configuration.
+    public var description: String { "FeedServer" }
+
     /// How many bytes are parsed before the feeding task yields to others (queries above all).
     static let sliceBytes = 16 * 1024
 
@@ -43,11 +50,13 @@ public struct FeedServer: Service {
         let idle = TimeAmount.nanoseconds(
             Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
                 + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+        let tls = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .bind(host: configuration.feedHost, port: configuration.feedPort) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.addHandlers(
                         IdleStateHandler(readTimeout: idle), CloseOnIdleHandler())
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
@@ -109,6 +118,11 @@ public struct FeedServer: Service {
         let session = IngestSession(
             storage: storage, configuration: configuration.stream, decoder: configuration.decoder,
             applyingOn: pool, onBatchApplied: { [statistics] in statistics.record($0) })
+        let handshake = configuration.feedSecret.map { ComponentHandshake(secret: $0.bytes) }
+        if let handshake {
+            session.onEvent = { handshake.handle($0) }
+            session.admits = { handshake.admits($0) }
+        }
         do {
             try await connection.executeThenClose { inbound, _ in
                 for try await buffer in inbound {
@@ -125,8 +139,21 @@ public struct FeedServer: Service {
                                 return error
                             }
                         }
+                        if let handshake {
+                            let answer = handshake.takeOutput()
+                            if !answer.isEmpty {
+                                try await connection.channel.writeAndFlush(ByteBuffer(bytes: answer)).get()
+                            }
+                        }
                         if let failure {
-                            try await self.end(connection, with: failure, logger: logger)
+                            try await self.end(
+                                connection, with: failure,
+                                streamOpen: handshake.map { $0.state != .awaitingHeader } ?? false,
+                                logger: logger)
+                            return
+                        }
+                        if case .refused(let reason) = handshake?.state {
+                            try await self.refuseUnauthorized(connection, reason: reason, logger: logger)
                             return
                         }
                         await Task.yield()
@@ -150,8 +177,10 @@ public struct FeedServer: Service {
         logger.info("feeder disconnected")
     }
 
+    /// Ends a stream after a parse error; `streamOpen`: the service's stream header was already sent.
     private func end(
-        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, with error: XMPPStreamError, logger: Logger
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, with error: XMPPStreamError, streamOpen: Bool = false,
+        logger: Logger
     ) async throws {
         statistics.streamErrorOccurred()
         logger.warning(
@@ -162,8 +191,20 @@ public struct FeedServer: Service {
                 "error": "\(error.message)",
             ])
         var writer = XMPPWriter()
-        writer.openStream()
+        if !streamOpen { writer.openStream() }
         writer.streamError(for: error)
+        writer.closeStream()
+        try await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
+    }
+
+    /// Ends the stream of a feeder that did not prove the feed secret (XEP-0114): `not-authorized`, no detail.
+    private func refuseUnauthorized(
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, reason: String, logger: Logger
+    ) async throws {
+        statistics.streamErrorOccurred()
+        logger.warning("feeder not authorized", metadata: ["reason": "\(reason)"])
+        var writer = XMPPWriter()
+        writer.streamError("not-authorized")  // RFC 6120 §4.9.3.12
         writer.closeStream()
         try await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
     }

@@ -21,6 +21,9 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let lookup: PresenceLookup
     let live: @Sendable () -> Bool?
+    let access: APIAccess
+    /// Inside TLS: requests are `https`.
+    let secure: Bool
     let serverName: String
 
     /// Hummingbird's default limits (`HTTP1Channel.Configuration.DecoderConfiguration`).
@@ -38,8 +41,8 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: PresenceHTTP1Channel.decoderLimits)
             try channel.pipeline.syncOperations.addHandler(
-                StorageAnswerHandler(lookup: lookup, live: live, serverName: serverName))
-            try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                StorageAnswerHandler(lookup: lookup, live: live, access: access, serverName: serverName))
+            try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
             return try NIOAsyncChannel(
                 wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
@@ -54,12 +57,15 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with storage hits answered on the event loop (``PresenceHTTP1Channel``).
     static func presenceHTTP1(
-        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, serverName: String
+        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, access: APIAccess, secure: Bool,
+        serverName: String
     )
         -> HTTPServerBuilder
     {
         HTTPServerBuilder { responder in
-            PresenceHTTP1Channel(responder: responder, lookup: lookup, live: live, serverName: serverName)
+            PresenceHTTP1Channel(
+                responder: responder, lookup: lookup, live: live, access: access, secure: secure,
+                serverName: serverName)
         }
     }
 }

@@ -11,10 +11,12 @@ import PresenceWire
 enum QueryRoutes {
     static func router(
         lookup: PresenceLookup, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?,
-        hub: ChangeHub
+        hub: ChangeHub, access: APIAccess = .open
     ) -> Router<ServiceRequestContext> {
         let storage = lookup.storage
         let router = Router(context: ServiceRequestContext.self)
+        // Before every route: a route added before it would answer without a token.
+        if access.requiresToken { router.add(middleware: BearerTokenMiddleware(access: access)) }
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
         EventRoutes.add(to: router, hub: hub, source: source)
         PeoplePage.add(to: router)

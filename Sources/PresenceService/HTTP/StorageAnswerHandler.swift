@@ -27,8 +27,9 @@ import Darwin
 /// HTTP/1.1 pipelining keeps its order: while a request handed to the router has not had its response written, the
 /// next ones are handed on as well.
 ///
-/// The router's middleware does not see the requests answered here: a check added there (authentication, for one)
-/// must be made here too. Today the router has none.
+/// The router's middleware does not see the requests answered here: a check added there must be made here too.
+/// Authentication is: a request ``APIAccess`` does not grant goes to the router, whose ``BearerTokenMiddleware``
+/// answers 401.
 final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -37,6 +38,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private let lookup: PresenceLookup
     private let live: @Sendable () -> Bool?
+    private let access: APIAccess
     private let serverName: String
     /// Requests handed to the router whose response has not ended yet.
     private var routed = 0
@@ -52,9 +54,10 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private static let retainedJSONCapacity = 1 << 20
 
     /// - Parameter live: whether the XMPP source is live (nil without a source), as the router's answers say.
-    init(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, serverName: String) {
+    init(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, access: APIAccess, serverName: String) {
         self.lookup = lookup
         self.live = live
+        self.access = access
         self.serverName = serverName
     }
 
@@ -116,6 +119,11 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func answer(_ request: HTTPRequestHead, allocator: ByteBufferAllocator) -> ByteBuffer? {
         guard request.method == .GET, let query = PresenceQueryTarget(request.uri), !query.jids.isEmpty
         else { return nil }
+        if access.requiresToken {
+            let decision = access.authenticate(
+                authorization: request.headers["authorization"], cookies: request.headers["cookie"])
+            guard decision != .denied else { return nil }
+        }
         var policy: LookupPolicy?
         if let raw = query.policy {
             guard let chosen = LookupPolicy(rawValue: raw) else { return nil }

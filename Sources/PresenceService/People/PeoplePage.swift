@@ -24,6 +24,9 @@ enum PeoplePage {
         "/people.css": File(style, "text/css; charset=utf-8"),
     ]
 
+    /// Whether `path` is one of the page's own files: markup, script and style, no data, open without a token.
+    static func isPageFile(_ path: Substring) -> Bool { files[String(path)] != nil }
+
     static func add(to router: Router<ServiceRequestContext>) {
         for (path, file) in files {
             router.get(RouterPath(path)) { request, _ -> Response in

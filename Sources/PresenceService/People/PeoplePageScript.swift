@@ -152,8 +152,24 @@ extension PeoplePage {
           }
         }
 
-        connect();
-        refreshStorage();
-        setInterval(refreshStorage, 1000);
+        // A service that requires API tokens answers the page's data with 401: ask for a token, keep it in a cookie
+        // for this site only (EventSource cannot send an Authorization header), and ask again while it is refused.
+        async function haveAccess() {
+          let response;
+          try { response = await fetch("/v1/stats", { cache: "no-store" }); } catch (error) { return true; }
+          if (response.status !== 401) return true;
+          const token = window.prompt("This presence service needs an API token:");
+          if (!token) { figures.innerHTML = pairs([["service", "needs an API token"]]); return false; }
+          document.cookie = "presence_token=" + encodeURIComponent(token.trim()) + "; path=/; SameSite=Strict" +
+            (location.protocol === "https:" ? "; Secure" : "");
+          return haveAccess();
+        }
+
+        haveAccess().then(granted => {
+          if (!granted) return;
+          connect();
+          refreshStorage();
+          setInterval(refreshStorage, 1000);
+        });
         """#
 }

@@ -17,6 +17,8 @@ struct QueryCommand: ParsableCommand {
     @Option(name: .customLong("server"), help: "Ask a running service instead, e.g. http://127.0.0.1:8080.")
     var server: ServerAddress?
 
+    @OptionGroup var credentials: ClientCredentialOptions
+
     @Option(name: .customLong("storage"), help: "\(StorageName.choices).")
     var storage: StorageName = .default
 
@@ -68,7 +70,7 @@ struct QueryCommand: ParsableCommand {
         let query =
             jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
             .joined(separator: "&") + (policy.map { "&policy=\($0.rawValue)" } ?? "")
-        let response = try server.get("/v1/presence?" + query)
+        let response = try server.get("/v1/presence?" + query, headers: try credentials.headers())
         let document = try JSONDecoder().decode(QueryDocument.self, from: Data(response.body))
         switch format {
         case .json: JSONOutput.print(document)

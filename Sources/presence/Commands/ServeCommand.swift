@@ -45,6 +45,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: "Seconds after which a silent feeder is closed (default 300).")
     var idleTimeout: Int = 300
 
+    @OptionGroup var accessOptions: AccessOptions
+
     @OptionGroup var pressureOptions: PressureOptions
 
     @OptionGroup var xmppOptions: XMPPOptions
@@ -63,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("\(address.host) is not a loopback address; pass --allow-remote to listen on it")
             }
         }
+        try accessOptions.validate(http: http, feed: feed)
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         if !(1 ... 256).contains(feedApplyThreads) {
             throw ValidationError("--feed-apply-threads must be between 1 and 256")
@@ -81,11 +84,14 @@ struct ServeCommand: AsyncParsableCommand {
             logger.notice("kernel memory pressure signal unavailable", metadata: ["reason": "\(reason)"])
         }
         defer { kernel?.stop() }
+        accessOptions.warnAboutSharedFiles(logger)
         let configuration = ServiceConfiguration(
             feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
             maxConnections: maxConnections, applyThreads: feedApplyThreads,
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder,
-            lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration)
+            lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration,
+            access: try accessOptions.access(), tls: try accessOptions.tls(), feedSecret: try accessOptions.feedSecret()
+        )
         let store = storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
         var source: XMPPPresenceSource?
         if let client = try xmppOptions.configuration() {

@@ -10,11 +10,13 @@ struct StatsCommand: ParsableCommand {
     @Option(name: .customLong("server"), help: "The service's query API, e.g. http://127.0.0.1:8080.")
     var server: ServerAddress
 
+    @OptionGroup var credentials: ClientCredentialOptions
+
     @Option(name: .customLong("format"), help: "text or json.")
     var format: OutputFormat = .text
 
     func run() throws {
-        let response = try server.get("/v1/stats")
+        let response = try server.get("/v1/stats", headers: try credentials.headers())
         switch format {
         case .json:
             FileHandle.standardOutput.write(Data(response.body))

@@ -18,6 +18,8 @@ struct WatchCommand: ParsableCommand {
     @Option(name: .customLong("server"), help: "The service's query API, e.g. http://127.0.0.1:8080.")
     var server: ServerAddress
 
+    @OptionGroup var credentials: ClientCredentialOptions
+
     @Option(name: .customLong("format"), help: "text (one line per change) or json (one object per line).")
     var format: OutputFormat = .text
 
@@ -46,13 +48,17 @@ struct WatchCommand: ParsableCommand {
                 : "?"
                     + jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
                     .joined(separator: "&"))
+        let headers = try credentials.headers()
         var lastEventID: String?
         var connectedOnce = false
         while true {
             do {
                 let reader = try ServerSentEventReader(
-                    host: server.host, port: server.port, path: path, lastEventID: lastEventID)
+                    host: server.host, port: server.port, path: path, lastEventID: lastEventID, headers: headers)
                 guard reader.status == 200 else {
+                    if reader.status == 401 {
+                        throw ValidationFailure("the service needs a valid bearer token (--token-file)")
+                    }
                     let body = String(decoding: try reader.remainingBody(), as: UTF8.self)
                     throw ValidationFailure("the service answered \(reader.status): \(body)")
                 }

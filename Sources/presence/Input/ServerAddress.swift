@@ -7,6 +7,7 @@ struct ServerAddress: ExpressibleByArgument {
     let port: Int
 
     init?(argument: String) {
+        // https:// is refused here: this client speaks plain HTTP (loopback, or behind a TLS-terminating proxy).
         var rest = Substring(argument)
         if rest.hasPrefix("http://") { rest = rest.dropFirst(7) }
         while rest.hasSuffix("/") { rest = rest.dropLast() }
@@ -15,13 +16,19 @@ struct ServerAddress: ExpressibleByArgument {
         port = address.port
     }
 
-    /// GETs a path; a connection failure or a non-200 answer is an error for the user (exit 1 with the reason).
-    func get(_ path: String) throws -> LoopbackHTTPClient.Response {
+    /// GETs a path with `headers` (a token); a connection failure or a non-200 answer is an error for the user
+    /// (exit 1 with the reason).
+    func get(_ path: String, headers: [String: String] = [:]) throws -> LoopbackHTTPClient.Response {
         let response: LoopbackHTTPClient.Response
         do {
-            response = try LoopbackHTTPClient.get(host: host, port: port, path: path)
+            response = try LoopbackHTTPClient.get(host: host, port: port, path: path, headers: headers)
         } catch {
             throw ValidationFailure("cannot reach the service at \(host):\(port): \(error)")
+        }
+        if response.status == 401 {
+            throw ValidationFailure(
+                "the service needs a valid bearer token (--token-file): \(String(decoding: response.body, as: UTF8.self))"
+            )
         }
         guard response.status == 200 else {
             throw ValidationFailure(

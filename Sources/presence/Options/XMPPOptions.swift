@@ -108,17 +108,7 @@ struct XMPPOptions: ParsableArguments {
     /// The client configuration, with the password read from its file; nil when no XMPP server is asked for.
     func configuration() throws -> XMPPClientConfiguration? {
         guard let jid, let passwordFile else { return nil }
-        let password: String
-        do {
-            let contents = try String(contentsOfFile: passwordFile, encoding: .utf8)
-            password = String(
-                contents.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            )
-            .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
-        } catch {
-            throw ValidationError("--xmpp-password-file \(passwordFile) cannot be read: \(error.localizedDescription)")
-        }
-        guard !password.isEmpty else { throw ValidationError("--xmpp-password-file \(passwordFile) is empty") }
+        let password = try SecretFile(path: passwordFile, option: "--xmpp-password-file").firstLine()
         return XMPPClientConfiguration(
             account: try BareJID(jid), password: password, resource: resource, host: host, port: port, tls: tls,
             trustedCertificatesFile: caFile,
@@ -132,9 +122,6 @@ struct XMPPOptions: ParsableArguments {
 
     /// Whether the password file can be read by others than its owner (worth a warning, as ssh gives).
     func passwordFileIsShared() -> Bool {
-        guard let passwordFile,
-            let permissions = try? FileManager.default.attributesOfItem(atPath: passwordFile)[.posixPermissions] as? Int
-        else { return false }
-        return permissions & 0o077 != 0
+        passwordFile.map { SecretFile(path: $0, option: "--xmpp-password-file").isShared } ?? false
     }
 }
