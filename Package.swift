@@ -77,8 +77,13 @@ let package = Package(
             ]),
         // Deterministic, realistic presence streams for samples, tests and benchmarks.
         .target(name: "PresenceWorkload", dependencies: ["PresenceModel"]),
-        // A blocking HTTP/1.1 GET client for loopback: the CLI's `--server` mode and the end-to-end tests.
-        .target(name: "LoopbackHTTP"),
+        // A blocking HTTP/1.1 GET client, plain or TLS (swift-nio-ssl): the CLI's `--server` mode and the tests.
+        .target(
+            name: "LoopbackHTTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         // The running service: TCP feeders in, HTTP queries out.
         .target(
             name: "PresenceService",

@@ -18,7 +18,7 @@ public final class ServerSentEventReader {
     /// The status and headers of the response.
     public let status: Int
     public let headers: [String: String]
-    private let descriptor: Int32
+    private let connection: any ByteConnection
     private var raw: [UInt8] = []
     private var rawIndex = 0
     private var body: [UInt8] = []
@@ -31,41 +31,28 @@ public final class ServerSentEventReader {
     /// other `headers`). A read waits at most `idleTimeout` (longer than the service's heartbeat).
     public init(
         host: String, port: Int, path: String, lastEventID: String? = nil, headers: [String: String] = [:],
-        idleTimeout: Duration = .seconds(60)
+        transport: ClientTransport = .plain, idleTimeout: Duration = .seconds(60)
     ) throws {
-        let descriptor = try LoopbackHTTPClient.connect(host: host, port: port, receiveTimeout: idleTimeout)
-        do {
-            try LoopbackHTTPClient.sendRequest(
-                "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: text/event-stream\r\n",
-                headers: headers.merging(lastEventID.map { ["Last-Event-ID": $0] } ?? [:]) { $1 }, on: descriptor)
-        } catch {
-            Foundation.close(descriptor)
-            throw error
-        }
+        // Closed when released, whichever way this initialiser ends.
+        let connection = try transport.connect(host: host, port: port, receiveTimeout: idleTimeout)
+        try LoopbackHTTPClient.sendRequest(
+            "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: text/event-stream\r\n",
+            headers: headers.merging(lastEventID.map { ["Last-Event-ID": $0] } ?? [:]) { $1 }, on: connection)
         // The head: status line and headers.
         var raw: [UInt8] = []
         let separator: [UInt8] = [13, 10, 13, 10]
         var headerEnd: Int?
         var scanned = 0
         while headerEnd == nil {
-            guard raw.count < 64 * 1024 else {
-                Foundation.close(descriptor)
-                throw Failure(description: "response headers too long")
-            }
-            guard try Self.receive(descriptor, into: &raw) else {
-                Foundation.close(descriptor)
+            guard raw.count < 64 * 1024 else { throw Failure(description: "response headers too long") }
+            guard try connection.receive(into: &raw) else {
                 throw Failure(description: "the service closed the connection before answering")
             }
             headerEnd = raw.indices.dropFirst(max(0, scanned - 3)).first { raw[$0...].starts(with: separator) }
             scanned = raw.count
         }
-        let status: Int
-        let headers: [String: String]
-        do { (status, headers) = try LoopbackHTTPClient.parseHead(raw[..<headerEnd!]) } catch {
-            Foundation.close(descriptor)
-            throw error
-        }
-        self.descriptor = descriptor
+        let (status, headers) = try LoopbackHTTPClient.parseHead(raw[..<headerEnd!])
+        self.connection = connection
         self.status = status
         self.headers = headers
         self.raw = raw
@@ -73,10 +60,10 @@ public final class ServerSentEventReader {
         rawIndex = headerEnd! + 4
     }
 
-    deinit { Foundation.close(descriptor) }
+    deinit { connection.shutdown() }
 
     /// Closes the connection now (the reader can still be released later).
-    public func close() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+    public func close() { connection.shutdown() }
 
     /// The whole body of a response that is not an event stream (an error document).
     public func remainingBody() throws -> [UInt8] {
@@ -175,7 +162,7 @@ public final class ServerSentEventReader {
 
     private func receiveMore() throws -> Bool {
         compact()
-        guard try Self.receive(descriptor, into: &raw) else {
+        guard try connection.receive(into: &raw) else {
             ended = true
             return false
         }
@@ -189,23 +176,6 @@ public final class ServerSentEventReader {
         } else if rawIndex > 64 * 1024 {
             raw.removeFirst(rawIndex)
             rawIndex = 0
-        }
-    }
-
-    /// Appends what arrives; false when the peer closed.
-    private static func receive(_ descriptor: Int32, into buffer: inout [UInt8]) throws -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = recv(descriptor, &chunk, chunk.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 {
-                throw Failure(
-                    description: errno == EAGAIN || errno == EWOULDBLOCK
-                        ? "nothing arrived within the idle timeout" : String(cString: strerror(errno)))
-            }
-            guard count > 0 else { return false }
-            buffer.append(contentsOf: chunk[..<count])
-            return true
         }
     }
 }

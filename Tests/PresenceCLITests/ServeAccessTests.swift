@@ -150,6 +150,31 @@ struct ServeAccessTests {
         #expect(https.output.contains("refused without the CA"), "certificates are verified: \(https.output)")
         let plain = try? LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/healthz")
         #expect(plain?.status != 200, "plain HTTP on the TLS port gets no answer")
+        // The CLI's own clients over TLS: the private CA with --ca-file, and refused without it.
+        let api = "https://localhost:\(server.httpPort)"
+        let query = try CLI.run([
+            "query", "--server", api, "--ca-file", authority.certificate.path, "alice@example.com",
+        ])
+        #expect(query.status == 0 && query.stdout.contains("away"), "\(query.stdout) \(query.stderr)")
+        let stats = try CLI.run(["stats", "--server", api, "--ca-file", authority.certificate.path])
+        #expect(stats.status == 0 && stats.stdout.contains("updates applied"), "\(stats.stderr)")
+        let untrusted = try CLI.run(["query", "--server", api, "alice@example.com"])
+        #expect(untrusted.status == 1 && !untrusted.stdout.contains("away"))
+        #expect(untrusted.stderr.lowercased().contains("certificate"), "\(untrusted.stderr)")
+        let watch = Process()
+        watch.executableURL = CLI.binary
+        watch.arguments = [
+            "watch", "--server", api, "--ca-file", authority.certificate.path, "--format", "json", "alice@example.com",
+        ]
+        let watched = Pipe()
+        watch.standardOutput = watched
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        let lines = PipeDrain(watched)
+        for _ in 0 ..< 400 where !lines.text.contains("\n") { Thread.sleep(forTimeInterval: 0.025) }
+        kill(watch.processIdentifier, SIGINT)
+        #expect(CLI.waitForExit(watch, timeout: .seconds(10)))
+        #expect(lines.text.contains("\"show\":\"away\""), "the change stream over TLS: \(lines.text)")
         #expect(server.stop() == 0)
     }
 }

@@ -14,10 +14,12 @@ struct QueryCommand: ParsableCommand {
     @Option(name: .customLong("input"), help: "The stream to read: a file, or - for standard input.")
     var input: String?
 
-    @Option(name: .customLong("server"), help: "Ask a running service instead, e.g. http://127.0.0.1:8080.")
+    @Option(
+        name: .customLong("server"),
+        help: "Ask a running service instead, e.g. http://127.0.0.1:8080 or https://presence.corp.example:8443.")
     var server: ServerAddress?
 
-    @OptionGroup var credentials: ClientCredentialOptions
+    @OptionGroup var access: ClientAccessOptions
 
     @Option(name: .customLong("storage"), help: "\(StorageName.choices).")
     var storage: StorageName = .default
@@ -70,7 +72,7 @@ struct QueryCommand: ParsableCommand {
         let query =
             jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
             .joined(separator: "&") + (policy.map { "&policy=\($0.rawValue)" } ?? "")
-        let response = try server.get("/v1/presence?" + query, headers: try credentials.headers())
+        let response = try server.get("/v1/presence?" + query, access: access)
         let document = try JSONDecoder().decode(QueryDocument.self, from: Data(response.body))
         switch format {
         case .json: JSONOutput.print(document)

@@ -7,16 +7,18 @@ struct StatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats", abstract: "Show a running service's statistics (GET /v1/stats).")
 
-    @Option(name: .customLong("server"), help: "The service's query API, e.g. http://127.0.0.1:8080.")
+    @Option(
+        name: .customLong("server"),
+        help: "The service's query API, e.g. http://127.0.0.1:8080 or https://presence.corp.example:8443.")
     var server: ServerAddress
 
-    @OptionGroup var credentials: ClientCredentialOptions
+    @OptionGroup var access: ClientAccessOptions
 
     @Option(name: .customLong("format"), help: "text or json.")
     var format: OutputFormat = .text
 
     func run() throws {
-        let response = try server.get("/v1/stats", headers: try credentials.headers())
+        let response = try server.get("/v1/stats", access: access)
         switch format {
         case .json:
             FileHandle.standardOutput.write(Data(response.body))

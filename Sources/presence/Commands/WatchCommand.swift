@@ -15,10 +15,12 @@ struct WatchCommand: ParsableCommand {
             after a dropped connection, resuming where it left off. Ctrl-C ends it with exit code 0.
             """)
 
-    @Option(name: .customLong("server"), help: "The service's query API, e.g. http://127.0.0.1:8080.")
+    @Option(
+        name: .customLong("server"),
+        help: "The service's query API, e.g. http://127.0.0.1:8080 or https://presence.corp.example:8443.")
     var server: ServerAddress
 
-    @OptionGroup var credentials: ClientCredentialOptions
+    @OptionGroup var access: ClientAccessOptions
 
     @Option(name: .customLong("format"), help: "text (one line per change) or json (one object per line).")
     var format: OutputFormat = .text
@@ -48,13 +50,15 @@ struct WatchCommand: ParsableCommand {
                 : "?"
                     + jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
                     .joined(separator: "&"))
-        let headers = try credentials.headers()
+        let headers = try access.headers()
+        let transport = try access.transport(for: server)
         var lastEventID: String?
         var connectedOnce = false
         while true {
             do {
                 let reader = try ServerSentEventReader(
-                    host: server.host, port: server.port, path: path, lastEventID: lastEventID, headers: headers)
+                    host: server.host, port: server.port, path: path, lastEventID: lastEventID, headers: headers,
+                    transport: transport)
                 guard reader.status == 200 else {
                     if reader.status == 401 {
                         throw ValidationFailure("the service needs a valid bearer token (--token-file)")
