@@ -46,8 +46,8 @@ public struct PresenceServer: Sendable {
     /// HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.
     private func httpServer(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?) throws -> HTTPServerBuilder {
         let plain = HTTPServerBuilder.presenceHTTP1(
-            lookup: lookup, live: live, access: configuration.access, secure: configuration.tls != nil,
-            serverName: "presence")
+            lookup: lookup, live: live, access: configuration.access, limits: configuration.http,
+            secure: configuration.tls != nil, serverName: "presence")
         guard let tls = configuration.tls else { return plain }
         return try .tls(plain, tlsConfiguration: tls)
     }
@@ -70,10 +70,13 @@ public struct PresenceServer: Sendable {
         let application = Application(
             router: QueryRoutes.router(
                 lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes,
-                access: configuration.access),
+                access: configuration.access, maxBatchJIDs: configuration.http.maxBatchJIDs),
             server: try httpServer(lookup: lookup, live: { source?.isLive }),
             configuration: .init(
-                address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence"),
+                address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence",
+                // Over the limit, Hummingbird stops accepting until a connection closes: new clients wait in the
+                // kernel's backlog instead of being turned away during a burst.
+                availableConnectionsDelegate: .maximum(configuration.http.maxConnections, logger: logger)),
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },
             logger: logger)
         let feed = FeedServer(

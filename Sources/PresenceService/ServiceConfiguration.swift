@@ -26,6 +26,8 @@ public struct ServiceConfiguration: Sendable {
     public var lookup: PresenceLookup.Configuration
     /// The change streams' limits.
     public var events: EventStreamConfiguration
+    /// The query API's limits: batch size, connections, header deadline.
+    public var http: HTTPLimits
     /// Who may read the query API (bearer tokens); open by default.
     public var access: APIAccess
     /// The shared secret feeders prove with the XEP-0114 component handshake (`--feed-secret-file`); without it,
@@ -46,7 +48,8 @@ public struct ServiceConfiguration: Sendable {
         idleTimeout: Duration = defaultIdleTimeout,
         pressureInterval: Duration = defaultPressureInterval, stream: XMPPStreamParser.Configuration = .init(),
         decoder: PresenceDecoder = .init(), lookup: PresenceLookup.Configuration = .init(),
-        events: EventStreamConfiguration = .init(), access: APIAccess = .open, tls: TLSConfiguration? = nil,
+        events: EventStreamConfiguration = .init(), http: HTTPLimits = .init(), access: APIAccess = .open,
+        tls: TLSConfiguration? = nil,
         feedSecret: FeedSecret? = nil
     ) {
         self.feedHost = feedHost
@@ -61,6 +64,7 @@ public struct ServiceConfiguration: Sendable {
         self.decoder = decoder
         self.lookup = lookup
         self.events = events
+        self.http = http
         self.access = access
         self.tls = tls
         self.feedSecret = feedSecret

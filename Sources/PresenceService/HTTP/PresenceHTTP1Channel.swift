@@ -22,6 +22,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
     let lookup: PresenceLookup
     let live: @Sendable () -> Bool?
     let access: APIAccess
+    let limits: HTTPLimits
     /// Inside TLS: requests are `https`.
     let secure: Bool
     let serverName: String
@@ -40,8 +41,11 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: PresenceHTTP1Channel.decoderLimits)
+            try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
             try channel.pipeline.syncOperations.addHandler(
-                StorageAnswerHandler(lookup: lookup, live: live, access: access, serverName: serverName))
+                StorageAnswerHandler(
+                    lookup: lookup, live: live, access: access, maxBatchJIDs: limits.maxBatchJIDs,
+                    serverName: serverName))
             try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
             return try NIOAsyncChannel(
@@ -57,14 +61,14 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with storage hits answered on the event loop (``PresenceHTTP1Channel``).
     static func presenceHTTP1(
-        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, access: APIAccess, secure: Bool,
-        serverName: String
+        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, access: APIAccess, limits: HTTPLimits,
+        secure: Bool, serverName: String
     )
         -> HTTPServerBuilder
     {
         HTTPServerBuilder { responder in
             PresenceHTTP1Channel(
-                responder: responder, lookup: lookup, live: live, access: access, secure: secure,
+                responder: responder, lookup: lookup, live: live, access: access, limits: limits, secure: secure,
                 serverName: serverName)
         }
     }

@@ -11,7 +11,7 @@ import PresenceWire
 enum QueryRoutes {
     static func router(
         lookup: PresenceLookup, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?,
-        hub: ChangeHub, access: APIAccess = .open
+        hub: ChangeHub, access: APIAccess = .open, maxBatchJIDs: Int = HTTPLimits.defaultMaxBatchJIDs
     ) -> Router<ServiceRequestContext> {
         let storage = lookup.storage
         let router = Router(context: ServiceRequestContext.self)
@@ -43,6 +43,11 @@ enum QueryRoutes {
             let jids = request.uri.queryParameters.getAll("jid")
             guard !jids.isEmpty else {
                 return badRequest("bad-request", "give at least one jid=... parameter")
+            }
+            guard jids.count <= maxBatchJIDs else {
+                return badRequest(
+                    "bad-request",
+                    "at most \(maxBatchJIDs) JIDs per request (--http-max-batch); \(jids.count) given: ask in parts")
             }
             return await answer(jids, request: request, lookup: lookup, source: source)
         }

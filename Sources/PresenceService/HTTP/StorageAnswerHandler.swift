@@ -39,6 +39,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private let lookup: PresenceLookup
     private let live: @Sendable () -> Bool?
     private let access: APIAccess
+    private let maxBatchJIDs: Int
     private let serverName: String
     /// Requests handed to the router whose response has not ended yet.
     private var routed = 0
@@ -54,10 +55,14 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private static let retainedJSONCapacity = 1 << 20
 
     /// - Parameter live: whether the XMPP source is live (nil without a source), as the router's answers say.
-    init(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, access: APIAccess, serverName: String) {
+    init(
+        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, access: APIAccess, maxBatchJIDs: Int,
+        serverName: String
+    ) {
         self.lookup = lookup
         self.live = live
         self.access = access
+        self.maxBatchJIDs = maxBatchJIDs
         self.serverName = serverName
     }
 
@@ -117,7 +122,9 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// The JSON answer to `request`, or nil when the router should handle it.
     private func answer(_ request: HTTPRequestHead, allocator: ByteBufferAllocator) -> ByteBuffer? {
-        guard request.method == .GET, let query = PresenceQueryTarget(request.uri), !query.jids.isEmpty
+        // Over the batch limit: the router explains it.
+        guard request.method == .GET, let query = PresenceQueryTarget(request.uri), !query.jids.isEmpty,
+            query.jids.count <= maxBatchJIDs
         else { return nil }
         if access.requiresToken {
             let decision = access.authenticate(

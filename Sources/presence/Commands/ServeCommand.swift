@@ -47,6 +47,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var accessOptions: AccessOptions
 
+    @OptionGroup var httpOptions: HTTPLimitOptions
+
     @OptionGroup var pressureOptions: PressureOptions
 
     @OptionGroup var xmppOptions: XMPPOptions
@@ -89,7 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
             feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
             maxConnections: maxConnections, applyThreads: feedApplyThreads,
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder,
-            lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration,
+            lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration, http: httpOptions.limits,
             access: try accessOptions.access(), tls: try accessOptions.tls(), feedSecret: try accessOptions.feedSecret()
         )
         let store = storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
