@@ -32,6 +32,19 @@ struct JIDTests {
         #expect(try JID("[::1]").bare.rawValue == "[::1]")
     }
 
+    @Test func aDomainOfOnlyDotsOrTwoTrailingDotsIsRefusedSoThatEveryJIDPrintsAsItself() throws {
+        // Found by the FuzzJID target: `..` parsed as the domain `.`, which printed as text that does not parse.
+        for input in ["..", ".", "alice@..", "alice@example.com..", "alice@example.com../desk"] {
+            #expect(throws: JIDError.emptyDomainpart, "\(input)") { try JID(input) }
+        }
+        for input in [
+            "alice@example.com.", "example.com./desk", "Ünïcode@Example.COM/Désk", "d\\27artagnan@musketeers.lit",
+        ] {
+            let jid = try JID(input)
+            #expect(try JID(jid.description) == jid, "\(input) → \(jid)")
+        }
+    }
+
     @Test(arguments: [
         ("", JIDError.empty),
         ("@example.com", .emptyLocalpart),

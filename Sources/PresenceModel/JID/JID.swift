@@ -41,6 +41,9 @@ public struct JID: Hashable, Sendable, CustomStringConvertible {
         let domainStart = at + 1
         var domainEnd = slash
         if domainEnd > domainStart && base[domainEnd - 1] == UInt8(ascii: ".") { domainEnd -= 1 }  // §3.2: trailing dot
+        // One more dot at the end is an empty label (`example.com..`, `.`, `..`): not a domain. Stripping a second
+        // dot as well would make a JID whose printed form parses to another JID (found by FuzzJID).
+        if domainEnd > domainStart && base[domainEnd - 1] == UInt8(ascii: ".") { throw .emptyDomainpart }
 
         // One pass over each part, OR-ing the byte classes together; the rare failures are explained afterwards.
         var localClasses: UInt8 = 0

@@ -1,4 +1,5 @@
 import Crypto
+import PresenceWire
 import XMPPStream
 
 /// The server side of the XEP-0114 component handshake on the feed port, so that any XMPP component library can
@@ -91,7 +92,9 @@ final class ComponentHandshake {
         bytes.reserveCapacity(Insecure.SHA1.byteCount)
         var index = 0
         while index < digits.count {
-            guard let high = digits[index].hexDigitValue, let low = digits[index + 1].hexDigitValue else { return nil }
+            guard let high = HexDigit.value(of: digits[index]), let low = HexDigit.value(of: digits[index + 1]) else {
+                return nil
+            }
             bytes.append(high << 4 | low)
             index += 2
         }

@@ -8,20 +8,20 @@ import PresenceModel
 /// JID that is not valid, a repeated policy): those go to the router, which answers or explains the error.
 /// JIDs are parsed straight from the target's bytes, without a `String` per JID in between (a batch of a
 /// thousand is most of a request's parsing).
-struct PresenceQueryTarget: Equatable {
-    static let prefix: StaticString = "/v1/presence"
+public struct PresenceQueryTarget: Equatable, Sendable {
+    public static let prefix: StaticString = "/v1/presence"
     /// Paths under the prefix that are routes of their own, not JIDs.
-    static let reservedSegments: [StaticString] = ["events"]
+    public static let reservedSegments: [StaticString] = ["events"]
 
-    var jids: [BareJID] = []
-    var policy: String?
+    public var jids: [BareJID] = []
+    public var policy: String?
 
-    init(jids: [BareJID], policy: String?) {
+    public init(jids: [BareJID], policy: String?) {
         self.jids = jids
         self.policy = policy
     }
 
-    init?(_ target: String) {
+    public init?(_ target: String) {
         var target = target
         guard let parsed = target.withUTF8({ PresenceQueryTarget(utf8: $0) }) else { return nil }
         self = parsed
@@ -106,8 +106,8 @@ struct PresenceQueryTarget: Equatable {
                 index += 1
                 continue
             }
-            guard index + 2 < bytes.endIndex, let high = bytes[index + 1].hexDigitValue,
-                let low = bytes[index + 2].hexDigitValue
+            guard index + 2 < bytes.endIndex, let high = HexDigit.value(of: bytes[index + 1]),
+                let low = HexDigit.value(of: bytes[index + 2])
             else { return nil }
             output.append(high << 4 | low)
             index += 3
