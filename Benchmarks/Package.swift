@@ -54,6 +54,7 @@ let package = Package(
         .executableTarget(
             name: "ServiceLoad",
             dependencies: [
+                "LoadSupport",
                 .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceService", package: "PresenceStore"),
                 .product(name: "PresenceStore", package: "PresenceStore"),
@@ -71,7 +72,7 @@ let package = Package(
                 .product(name: "XMPPClient", package: "PresenceStore"),
                 .product(name: "XMPPStream", package: "PresenceStore"),
                 .product(name: "PresenceModel", package: "PresenceStore"),
-                "ProsodyLoad",
+                "LoadSupport",
             ],
             path: "Benchmarks/XMPPSourceLoad"
         ),
@@ -80,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "ProbeRefillLoad",
             dependencies: [
-                "ProsodyLoad",
+                "LoadSupport",
                 .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceService", package: "PresenceStore"),
                 .product(name: "PresenceSource", package: "PresenceStore"),
@@ -97,15 +98,33 @@ let package = Package(
         .executableTarget(
             name: "EventStreamLoad",
             dependencies: [
-                "ProsodyLoad",
+                "LoadSupport",
                 .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/EventStreamLoad"
         ),
-        // A Prosody of the benchmarks' own with N member accounts, for the loads against a real XMPP server.
-        .target(name: "ProsodyLoad", path: "Sources/ProsodyLoad"),
+        // The soak: the service in its own process with its XMPP source on a real Prosody, feeders, querying
+        // clients and change streams at once for ten minutes; resident memory over time and every answer checked.
+        .executableTarget(
+            name: "Soak",
+            dependencies: [
+                "LoadSupport",
+                .product(name: "LoopbackHTTP", package: "PresenceStore"),
+                .product(name: "PresenceModel", package: "PresenceStore"),
+                .product(name: "PresenceWire", package: "PresenceStore"),
+                .product(name: "PresenceWorkload", package: "PresenceStore"),
+                .product(name: "XMPPClient", package: "PresenceStore"),
+                .product(name: "XMPPStream", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/Soak"
+        ),
+        // What the loads share: a Prosody of their own with N member accounts, `presence serve` in its own process, a
+        // keep-alive HTTP client, and reporting.
+        .target(
+            name: "LoadSupport", dependencies: [.product(name: "LoopbackHTTP", package: "PresenceStore")],
+            path: "Sources/LoadSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -55,6 +55,12 @@ final class RunningServer {
         return process.terminationStatus
     }
 
+    /// SIGKILL: the service dies at once, as in a crash or an out-of-memory kill, with nothing closed or saved.
+    func crash() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 }
 

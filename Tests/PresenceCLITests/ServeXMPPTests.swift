@@ -137,6 +137,62 @@ struct ServeXMPPTests {
         _ = sessions
     }
 
+    @Test func aServiceKilledWithSIGKILLHasEveryStatusBackFromTheServersSnapshotWhenStartedAgain() async throws {
+        let members = (1 ... 6).map { "p\($0)" }
+        var accounts = Dictionary(uniqueKeysWithValues: members.map { ($0, "pw") })
+        accounts["watcher"] = ServeXMPPTests.password
+        let server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members])
+        defer { server.stop() }
+        func login(_ member: String, status: String, show: String? = nil) async throws -> MemberClient {
+            let session = try await MemberClient(member, password: "pw", resource: "desk", server: server.endpoint)
+            try await session.available(show: show, status: status)
+            return session
+        }
+        var sessions: [String: MemberClient] = [:]
+        for member in members.prefix(4) { sessions[member] = try await login(member, status: "\(member) at work") }
+        let arguments = [
+            "--xmpp-jid", "watcher@\(server.domain)", "--xmpp-password-file", try passwordFile(in: server.directory),
+            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port),
+        ]
+        /// Whether every member's answer is live and says `expected` (a status text, or nil for offline).
+        func allAnswer(_ expected: [String: String?], port: Int) throws -> Bool {
+            let path = "/v1/presence?" + members.map { "jid=\($0)@\(server.domain)" }.joined(separator: "&")
+            guard let response = try? LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path),
+                let document = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+                let results = document["results"] as? [[String: Any]]
+            else { return false }
+            return zip(members, results).allSatisfy { member, result in
+                guard result["live"] as? Bool == true, let wanted = expected[member] else { return false }
+                guard let wanted else { return result["state"] as? String == "offline" }
+                return result["state"] as? String == "available" && result["status"] as? String == wanted
+            }
+        }
+        var expected: [String: String?] = Dictionary(uniqueKeysWithValues: members.map { ($0, nil) })
+        for member in members.prefix(4) { expected[member] = "\(member) at work" }
+        let first = try RunningServer(arguments)
+        #expect(try await eventually { try allAnswer(expected, port: first.httpPort) })
+
+        first.crash()
+        // While the service is dead: p1 changes, p2 logs off, p5 logs on.
+        try await sessions["p1"]!.available(show: "away", status: "p1 at lunch")
+        expected["p1"] = "p1 at lunch"
+        sessions.removeValue(forKey: "p2")?.logOff()
+        expected["p2"] = .some(nil)
+        sessions["p5"] = try await login("p5", status: "p5 just arrived")
+        expected["p5"] = "p5 just arrived"
+
+        let restarted = ContinuousClock.now
+        let second = try RunningServer(arguments)
+        defer { _ = second.stop() }
+        #expect(
+            try await eventually(timeout: .seconds(30)) { try allAnswer(expected, port: second.httpPort) },
+            "everyone's status is back from the server's snapshot, with what changed while the service was dead")
+        // Not a timed assertion: the figure goes to the README's reliability section.
+        print("statuses back \(restarted.duration(to: .now)) after the restart")
+        #expect(second.stop() == 0)
+        _ = sessions
+    }
+
     @Test func aServerWithAPrivateCAIsWatchedOverVerifiedTLS() async throws {
         let server = try ProsodyServer(
             accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]],

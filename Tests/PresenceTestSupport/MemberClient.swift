@@ -43,8 +43,10 @@ package final class MemberClient: Sendable {
                     }
                 }
                 readyContinuation.finish()
+                await MemberClient.refuseTheRest(of: stream, continuation)
             } catch {
                 readyContinuation.finish(throwing: error)
+                await MemberClient.refuseTheRest(of: stream, continuation)
                 throw error
             }
         }
@@ -61,8 +63,21 @@ package final class MemberClient: Sendable {
         try await send(writer.bytes)
     }
 
+    /// Sends raw stanza bytes; throws once the session has ended (the server went away or the member logged off).
     package func send(_ bytes: [UInt8]) async throws {
-        try await withCheckedThrowingContinuation { done in commands.yield(.send(bytes, done)) }
+        try await withCheckedThrowingContinuation { done in
+            if case .terminated = commands.yield(.send(bytes, done)) { done.resume(throwing: XMPPClientError.closed) }
+        }
+    }
+
+    /// After the session: no more commands are taken, and those already queued fail instead of waiting forever.
+    private static func refuseTheRest(
+        of stream: AsyncStream<Command>, _ continuation: AsyncStream<Command>.Continuation
+    ) async {
+        continuation.finish()
+        for await command in stream {
+            if case .send(_, let done) = command { done.resume(throwing: XMPPClientError.closed) }
+        }
     }
 
     /// Ends the stream politely; the server then tells the member's contacts this resource is unavailable.

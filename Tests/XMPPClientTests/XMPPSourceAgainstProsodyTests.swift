@@ -125,6 +125,74 @@ struct XMPPSourceAgainstProsodyTests {
         _ = (alice, alicePhone, bob, aliceAgain)
     }
 
+    @Test func prosodyKilledWhileMembersChangeComesBackWithEveryoneAtTheirLastWordAndNobodyStuckAvailable()
+        async throws
+    {
+        let names = (1 ... 8).map { "member\($0)" }
+        let organisation = try Organisation(members: names)
+        defer { organisation.stop() }
+        var before: [(String, MemberClient)] = []
+        for name in names {
+            let member = try await organisation.member(name)
+            try await member.available(status: "\(name) arrives")
+            before.append((name, member))
+        }
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+
+        // Every member keeps changing; the server dies in the middle of it.
+        let sessions = before
+        let changing = Task {
+            var round = 0
+            while !Task.isCancelled {
+                round += 1
+                for (name, member) in sessions { try? await member.available(show: "away", status: "\(name) \(round)") }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        #expect(try await eventually { organisation.shown("member8")?.details.show == .away }, "changes are flowing")
+        organisation.server.kill()
+        changing.cancel()
+        await changing.value
+        #expect(try await eventually { !organisation.source.status.connected })
+
+        // The server comes back. Half the members log in again and keep changing while the watcher reconnects and
+        // takes its new snapshot; the other half never come back.
+        try organisation.server.restart()
+        let returning = Array(names.prefix(4))
+        // (Each keeps its session open to the end: a member client logs off when released.)
+        let back = try await withThrowingTaskGroup(of: (String, String, MemberClient).self) { group in
+            for name in returning {
+                group.addTask {
+                    let member = try await organisation.member(name, resource: "laptop")
+                    var last = ""
+                    for round in 1 ... 30 {
+                        last = "\(name) back \(round)"
+                        try await member.available(show: round % 2 == 0 ? "dnd" : nil, status: last)
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    return (name, last, member)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let lastWords = Dictionary(uniqueKeysWithValues: back.map { ($0.0, $0.1) })
+
+        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.isLive })
+        for name in returning {
+            #expect(try await eventually { organisation.shown(name)?.details.status == lastWords[name] })
+            #expect(organisation.shown(name)?.details.show == .dnd)
+            #expect(
+                organisation.presence(of: name).presence?.availableResources.map(\.resource) == ["laptop"],
+                "the resource from before the crash is gone")
+        }
+        for name in names.dropFirst(4) {
+            #expect(organisation.state(of: name) == .offline, "\(name) did not come back: offline, not stuck available")
+        }
+        #expect(organisation.source.status.reconnects == 1)
+        _ = (before, back)
+    }
+
     @Test func aRosterFarLargerThanAFeedStanzaIsReadAndEveryoneInItIsKnown() async throws {
         // 3,000 items: about 190 KB and 3,000 elements in one roster result, over the feed port's 1,024 elements.
         let people = (0 ..< 3000).map { String(format: "person%04d", $0) }

@@ -10,10 +10,10 @@
 //
 // The streams are read by one SwiftNIO event loop in this process; the service is another process, as deployed.
 import Foundation
+import LoadSupport
 import LoopbackHTTP
 import NIOCore
 import NIOPosix
-import ProsodyLoad
 import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
@@ -34,49 +34,14 @@ func jid(_ index: Int) -> String { "user\(index)@load.example.com" }
 
 // MARK: The service, in its own process
 
-let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/release/presence")
-guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-    report("build the service first: swift build -c release --product presence (\(binary.path))")
-    exit(1)
-}
-let service = Process()
-service.executableURL = binary
-service.arguments = [
-    "serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--events-max-streams", String(mostStreams + 10),
-    "--log-level", "info",
-]
-let log = Pipe()
-service.standardError = log
-service.standardOutput = FileHandle.nullDevice
-try service.run()
-var startupLog = ""
-var ports: (feed: Int, http: Int)?
-while ports == nil {
-    let data = log.fileHandleForReading.availableData
-    guard !data.isEmpty else { fatalError("the service exited: \(startupLog)") }
-    startupLog += String(decoding: data, as: UTF8.self)
-    if let line = startupLog.split(separator: "\n").first(where: { $0.contains("presence service running") }) {
-        func port(_ key: String) -> Int? {
-            guard let range = line.range(of: key + "=127.0.0.1:") else { return nil }
-            return Int(line[range.upperBound...].prefix { $0.isNumber })
-        }
-        if let feed = port("feed"), let http = port("http") { ports = (feed, http) }
-    }
-}
-// Keep draining the log so the service never blocks on it.
-Thread.detachNewThread { while !log.fileHandleForReading.availableData.isEmpty {} }
-let (feedPort, httpPort) = ports!
+let service = try ServiceProcess(arguments: ["--events-max-streams", String(mostStreams + 10)])
+let (feedPort, httpPort) = (service.feedPort, service.httpPort)
 report("presence serve (pid \(service.processIdentifier)) on feed \(feedPort), http \(httpPort)")
 
-func serviceResidentBytes() -> Int {
-    let status = (try? String(contentsOfFile: "/proc/\(service.processIdentifier)/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-    return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
-}
+func serviceResidentBytes() -> Int { service.residentBytes() }
 
 // Everyone exists before the streams open, so the snapshots are real answers.
-let everyone = (0..<users).map { "<presence from='\(jid($0))/desk'><status>start</status></presence>" }.joined()
+let everyone = (0 ..< users).map { "<presence from='\(jid($0))/desk'><status>start</status></presence>" }.joined()
 let setup = try LoopbackTCP.connect(port: feedPort)
 try Array(everyone.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(setup, $0) }
 close(setup)
@@ -160,7 +125,7 @@ final class StreamReader: ChannelInboundHandler {
 
     private static func matches(_ pattern: [UInt8], in bytes: UnsafeRawBufferPointer, at index: Int) -> Bool {
         guard index + pattern.count <= bytes.count else { return false }
-        for offset in 0..<pattern.count where bytes[index + offset] != pattern[offset] { return false }
+        for offset in 0 ..< pattern.count where bytes[index + offset] != pattern[offset] { return false }
         return true
     }
 }
@@ -168,15 +133,18 @@ final class StreamReader: ChannelInboundHandler {
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 func openStream(watching count: Int) async throws -> any Channel {
     var watched = Set<Int>()
-    while watched.count < count { watched.insert(Int.random(in: 0..<users)) }
+    while watched.count < count { watched.insert(Int.random(in: 0 ..< users)) }
     let query = watched.map { "jid=" + jid($0) }.joined(separator: "&")
     let channel = try await ClientBootstrap(group: group)
         .channelInitializer { channel in
-            channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(StreamReader(snapshot: count)) }
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(StreamReader(snapshot: count))
+            }
         }
         .connect(host: "127.0.0.1", port: httpPort).get()
     var request = channel.allocator.buffer(capacity: query.utf8.count + 100)
-    request.writeString("GET /v1/presence/events?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+    request.writeString(
+        "GET /v1/presence/events?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
     try await channel.writeAndFlush(request)
     return channel
 }
@@ -185,7 +153,7 @@ func openStream(watching count: Int) async throws -> any Channel {
 
 var channels: [any Channel] = []
 let residentBefore = serviceResidentBytes()
-for _ in 0..<streamCount { channels.append(try await openStream(watching: jidsPerStream)) }
+for _ in 0 ..< streamCount { channels.append(try await openStream(watching: jidsPerStream)) }
 while latencies.snapshotsDone.load(ordering: .relaxed) < streamCount { try await Task.sleep(for: .milliseconds(20)) }
 report(
     "\(streamCount) streams × \(jidsPerStream) JIDs open (of \(users) people); service resident memory "
@@ -201,9 +169,10 @@ let feeder = Thread {
     var round = 0
     while !stopFeeding.load(ordering: .relaxed) {
         var text = ""
-        for _ in 0..<perTick {
+        for _ in 0 ..< perTick {
             round += 1
-            text += "<presence from='\(jid(Int.random(in: 0..<users)))/desk'><status>t=\(monotonicNanoseconds()) \(round)</status></presence>"
+            text +=
+                "<presence from='\(jid(Int.random(in: 0..<users)))/desk'><status>t=\(monotonicNanoseconds()) \(round)</status></presence>"
         }
         try! Array(text.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
         sentChanges.add(perTick, ordering: .relaxed)
@@ -251,7 +220,9 @@ while channels.count < mostStreams {
     }
     let opened = channels.count
     let deadline = ContinuousClock.now + .seconds(60)
-    while latencies.snapshotsDone.load(ordering: .relaxed) - already < opened - (already) && ContinuousClock.now < deadline {
+    while latencies.snapshotsDone.load(ordering: .relaxed) - already < opened - (already)
+        && ContinuousClock.now < deadline
+    {
         try await Task.sleep(for: .milliseconds(50))
     }
     try await Task.sleep(for: .seconds(1))
@@ -263,6 +234,5 @@ while channels.count < mostStreams {
     if opened < target { break }
 }
 for channel in channels { channel.close(promise: nil) }
-service.terminate()
-service.waitUntilExit()
+service.stop()
 try await group.shutdownGracefully()

@@ -22,7 +22,7 @@ import PresenceService
 import PresenceSource
 import PresenceStore
 import PresenceWorkload
-import ProsodyLoad
+import LoadSupport
 import Synchronization
 import XMPPClient
 import XMPPStream

@@ -1,4 +1,5 @@
 import Foundation
+import LoadSupport
 import Logging
 import LoopbackHTTP
 import PresenceService
@@ -44,50 +45,6 @@ func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     (try? LoopbackTCP.sendAll(descriptor, bytes)) != nil
 }
 
-/// One keep-alive HTTP/1.1 connection: sends a GET, reads exactly one response (Content-Length framed).
-final class KeepAliveClient {
-    let descriptor: Int32
-    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-    var pending: [UInt8] = []
-
-    init(port: Int) { descriptor = connect(port: port) }
-
-    func get(_ path: String) -> Int {
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ sendAll(descriptor, $0) }) else { return -1 }
-        while true {
-            if let end = headerEnd() {
-                let head = String(decoding: pending[..<end], as: UTF8.self).lowercased()
-                let length =
-                    head.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
-                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
-                let total = end + 4 + length
-                while pending.count < total { guard read() else { return -1 } }
-                let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? -1
-                pending.removeFirst(total)
-                return status
-            }
-            guard read() else { return -1 }
-        }
-    }
-
-    private func headerEnd() -> Int? {
-        guard pending.count >= 4 else { return nil }
-        for index in 0 ... pending.count - 4
-        where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
-            return index
-        }
-        return nil
-    }
-
-    private func read() -> Bool {
-        let count = recv(descriptor, &buffer, buffer.count, 0)
-        guard count > 0 else { return false }
-        pending.append(contentsOf: buffer[..<count])
-        return true
-    }
-}
-
 func stats(_ port: Int) -> ServiceStats {
     let response = try! LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: "/v1/stats")
     return try! JSONDecoder().decode(ServiceStats.self, from: Data(response.body))
@@ -102,7 +59,8 @@ var logger = Logger(label: "load")
 logger.logLevel = .error
 let storage = DictionaryMemoryStorage()
 let server = PresenceServer(
-    configuration: ServiceConfiguration(feedPort: 0, httpPort: 0, applyThreads: applyThreads), storage: storage, logger: logger)
+    configuration: ServiceConfiguration(feedPort: 0, httpPort: 0, applyThreads: applyThreads), storage: storage,
+    logger: logger)
 let ready = DispatchSemaphore(value: 0)
 nonisolated(unsafe) var ports: PresenceServer.BoundPorts? = nil
 Task.detached {  // not on the main actor: the main thread blocks below
@@ -153,13 +111,13 @@ let done = DispatchGroup()
 for client in 0 ..< clients {
     done.enter()
     Thread.detachNewThread {
-        let connection = KeepAliveClient(port: httpPort)
+        let connection = try! KeepAliveClient(port: httpPort)
         var local: [Double] = []
         var random = SplitMix64(seed: UInt64(client + 1))
         while ContinuousClock.now < stop {
             let jid = keys[random.below(keys.count)]
             let started = ContinuousClock.now
-            let status = connection.get("/v1/presence/" + jid)
+            let status = connection.get("/v1/presence/" + jid)?.status ?? -1
             local.append(started.duration(to: .now).seconds)
             precondition(status == 200, "query failed: \(status)")
         }

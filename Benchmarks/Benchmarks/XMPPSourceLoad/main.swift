@@ -11,7 +11,7 @@ import Foundation
 import PresenceModel
 import PresenceSource
 import PresenceStore
-import ProsodyLoad
+import LoadSupport
 import Synchronization
 import XMPPClient
 import XMPPStream

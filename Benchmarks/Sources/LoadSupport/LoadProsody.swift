@@ -63,13 +63,10 @@ public final class LoadProsody: Sendable {
     public static func member(_ index: Int) -> String { String(format: "m%05d", index) }
 
     /// CPU seconds Prosody has used so far (utime + stime from /proc).
-    public func cpuSeconds() -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        return (Double(fields[11]) ?? 0) / 100 + (Double(fields[12]) ?? 0) / 100
-    }
+    public func cpuSeconds() -> Double { processCPUSeconds(process.processIdentifier) }
+
+    /// Prosody's process, for its CPU time and resident memory.
+    public var processIdentifier: Int32 { process.processIdentifier }
 
     public func stop() {
         kill(process.processIdentifier, SIGKILL)
