@@ -154,6 +154,9 @@ private struct MemoryStorageContract {
         storage.apply(available("first@example.com/desk"), receivedAt: time(1))
         #expect(seen.all.count == 2, "the change made by the observer is delivered after it returns: \(kind.name)")
         #expect(storage.count == 2, label)
+        // The observer holds the storage and the storage holds the observer: taking it away ends the cycle
+        // (LeakSanitizer reported this test's storage as leaked without it).
+        storage.setChangeObserver(nil)
     }
 
     func withoutAnObserverNothingIsPublished() {
