@@ -21,22 +21,18 @@ struct FeedFaultTests {
                     + "<presence from='half@example.com/desk'><status>never fini")
             let steady = try await Feeder.connect(port: ports.feed)
             defer { steady.close() }
-            let stalledClosed = Locked(false)
-            async let stalledEnd = { () async throws -> (text: String, closedByService: Bool) in
-                let end = try await stalled.readUntilClosed()
-                stalledClosed.withLock { $0 = true }
-                return end
-            }()
-            // The steady feeder sends every 100 ms until the stalled one is closed, and once more after.
-            var round = 0
-            while round < 600 {
-                round += 1
-                try await steady.send(
-                    "<presence from='steady@example.com/desk'><status>round \(round)</status></presence>")
-                if stalledClosed.withLock({ $0 }) { break }
-                try await Task.sleep(for: .milliseconds(100))
+            async let stalledEnd = stalled.readUntilClosed()
+            // The steady feeder sends every 100 ms for 6 s, three times the idle timeout, from a thread of its own:
+            // under ThreadSanitizer with every suite running, the test's tasks can wait seconds for a thread.
+            let rounds = 60
+            let descriptor = steady.descriptor
+            try await offPool {
+                for round in 1 ... rounds {
+                    let stanza = "<presence from='steady@example.com/desk'><status>round \(round)</status></presence>"
+                    try Array(stanza.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
             }
-            let lastRound = round
             #expect(try await stalledEnd.closedByService, "the service closes the stalled feeder")
             #expect(try await state(of: "before@example.com", port: ports.http)?.status == "complete")
             #expect(
@@ -44,11 +40,11 @@ struct FeedFaultTests {
                 "half a stanza is never applied")
             #expect(
                 try await eventually {
-                    try await state(of: "steady@example.com", port: ports.http)?.status == "round \(lastRound)"
+                    try await state(of: "steady@example.com", port: ports.http)?.status == "round \(rounds)"
                 })
             let stats = try await get(ServiceStats.self, "/v1/stats", port: ports.http)
             #expect(stats.feedersConnected == 1, "the steady feeder is still connected")
-            #expect(stats.updatesApplied == 1 + lastRound)
+            #expect(stats.updatesApplied == 1 + rounds)
         }
     }
 
