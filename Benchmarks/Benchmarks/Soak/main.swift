@@ -92,7 +92,16 @@ func stats() -> ServiceStats? {
     else { return nil }
     return try? JSONDecoder().decode(ServiceStats.self, from: Data(response.body))
 }
-while stats()?.source?.live != true { try await Task.sleep(for: .milliseconds(100)) }
+let liveBy = ContinuousClock.now + .seconds(60)
+while stats()?.source?.live != true {
+    guard ContinuousClock.now < liveBy, service.isRunning else {
+        report("the XMPP source did not become live within 60 s:\n\(service.recentLog)")
+        service.stop()
+        prosody.stop()
+        exit(1)
+    }
+    try await Task.sleep(for: .milliseconds(100))
+}
 report("the XMPP source is live: roster \(stats()?.source?.rosterSize ?? 0)")
 
 // MARK: Members on Prosody
