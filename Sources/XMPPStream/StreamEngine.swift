@@ -28,6 +28,10 @@ struct StreamEngine {
     var prologueBytes: [UInt8] = []
     /// Implicit streams: where the synthetic header went, to map expat positions back to the input.
     var syntheticHeader: (offset: Int, length: Int, line: Int, column: Int)?
+    /// When ``XMPPStreamParser/finish(_:)`` closes the stream itself: the expat offset where that synthetic
+    /// closing tag starts, which is the end of the input. Errors expat finds inside the closing tag are reported
+    /// there, never past the input.
+    var syntheticTrailerOffset: Int?
     /// The qualified name of the stream element as written, to close it when the input just stops.
     var rootName: [UInt8] = []
     /// Input bytes handed to expat (synthetic bytes excluded).
@@ -93,6 +97,10 @@ struct StreamEngine {
 
     /// Translates an expat position (which counts synthetic bytes, and 0-based columns) into one in the input.
     func mapPosition(line: Int, column: Int, offset: Int) -> SourcePosition {
+        if let trailer = syntheticTrailerOffset, offset > trailer {
+            // The closing tag has no line breaks: the end of the input is on the same line, that many bytes back.
+            return mapPosition(line: line, column: max(column - (offset - trailer), 0), offset: trailer)
+        }
         var position = SourcePosition(line: line, column: column + 1, byteOffset: offset < 0 ? bytesParsed : offset)
         guard let header = syntheticHeader, offset >= header.offset else { return position }
         if offset >= header.offset + header.length {

@@ -118,6 +118,8 @@ public final class XMPPStreamParser {
             }
             // Close the stream element ourselves: a capture that just stops between stanzas is complete.
             let closingTag = depth == 1 ? Array("</".utf8) + engine.pointee.rootName + Array(">".utf8) : []
+            engine.pointee.syntheticTrailerOffset =
+                engine.pointee.bytesParsed + (engine.pointee.syntheticHeader?.length ?? 0)
             let status = closingTag.withUnsafeBufferPointer {
                 XML_Parse(
                     engine.pointee.expat, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self),
@@ -126,8 +128,11 @@ public final class XMPPStreamParser {
             if let error { throw error }
             if status != XML_STATUS_OK {
                 if depth == 1 {
+                    let inside =
+                        XML_GetErrorCode(engine.pointee.expat) == XML_ERROR_UNCLOSED_CDATA_SECTION
+                        ? "a CDATA section" : "a tag"
                     throw engine.pointee.fail(
-                        .notWellFormed, "input ended inside a tag", at: engine.pointee.currentPosition())
+                        .notWellFormed, "input ended inside \(inside)", at: engine.pointee.currentPosition())
                 }
                 throw engine.pointee.expatFailure()
             }

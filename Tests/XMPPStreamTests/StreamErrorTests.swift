@@ -140,6 +140,32 @@ struct StreamErrorTests {
         }
     }
 
+    /// Found by FuzzStreamParser: the closing tag the parser adds when the input just stops was counted as
+    /// input, so the error pointed past the last byte.
+    @Test(arguments: [
+        "<presence id='1'/>\n<![CDATA[half",
+        streamHeader + "<presence id='1'/>\ntext<![CDATA[<b>hi</b>]]",
+        "<presence id='1'/>\n<pres",
+        streamHeader + "<presence id='1'/>\n  <presence id='2",
+    ])
+    func inputEndingInsideMarkupBetweenStanzasIsReportedAtTheEndOfTheInput(input: String) {
+        let recorder = StreamRecorder.parse(input)
+        let error = try! #require(recorder.error)
+        #expect(error.condition == .notWellFormed)
+        let lastLine = input.split(separator: "\n", omittingEmptySubsequences: false).last!
+        #expect(
+            error.position
+                == SourcePosition(
+                    line: input.filter { $0 == "\n" }.count + 1, column: lastLine.count + 1,
+                    byteOffset: input.utf8.count))
+        #expect(recorder.summary == ["presence:1"])
+    }
+
+    @Test func inputEndingInsideACDATASectionSaysSo() {
+        let recorder = StreamRecorder.parse("<presence id='1'/><![CDATA[half")
+        #expect(recorder.error?.message == "input ended inside a CDATA section")
+    }
+
     @Test func inputEndingInsideTheFirstTagIsNotWellFormed() {
         for input in ["<presence id='1", "<stream:stream xmlns='jabber:client'", "garbage"] {
             let recorder = StreamRecorder.parse(input)
