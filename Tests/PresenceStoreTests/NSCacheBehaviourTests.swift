@@ -62,4 +62,27 @@ struct NSCacheBehaviourTests {
         cache.removeAllObjects()  // clearing: not reported
         #expect(recorder.evicted == ["c"])
     }
+
+    /// Its entries link to their neighbours strongly both ways, so a cache freed with two or more entries in it
+    /// leaks them, values included; `removeAllObjects` unlinks them. `NSCacheMemoryStorage` empties its cache when
+    /// it is freed for this reason. (This test leaks two entries on purpose: LeakSanitizer reports them.)
+    @Test func aCacheFreedWithEntriesInItNeverFreesThemUnlessEmptiedFirst() {
+        weak var leaked: Value?
+        weak var freed: Value?
+        do {
+            let cache = NSCache<NSString, Value>()
+            let values = [Value("a"), Value("b")]
+            for value in values { cache.setObject(value, forKey: value.name as NSString) }
+            leaked = values[0]
+        }
+        do {
+            let cache = NSCache<NSString, Value>()
+            let values = [Value("a"), Value("b")]
+            for value in values { cache.setObject(value, forKey: value.name as NSString) }
+            freed = values[0]
+            cache.removeAllObjects()
+        }
+        #expect(leaked != nil)
+        #expect(freed == nil)
+    }
 }
