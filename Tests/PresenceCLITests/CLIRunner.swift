@@ -91,9 +91,11 @@ enum CLI {
     static func waitForExit(_ process: Process, timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        guard process.isRunning else { return true }
-        kill(process.processIdentifier, SIGKILL)
+        let ended = !process.isRunning
+        if !ended { kill(process.processIdentifier, SIGKILL) }
+        // Also once it has ended: Foundation's run-loop source keeps the Process, its pipes and their buffers
+        // alive until `waitUntilExit` lets it go (LeakSanitizer).
         process.waitUntilExit()
-        return false
+        return ended
     }
 }

@@ -27,6 +27,7 @@ final class RunningServer {
         }
         guard let ports else {
             process.terminate()
+            _ = CLI.waitForExit(process, timeout: .seconds(30))
             throw CocoaError(.fileReadUnknown, userInfo: ["log": errors.text])
         }
         (feedPort, httpPort) = ports
@@ -61,7 +62,10 @@ final class RunningServer {
         process.waitUntilExit()
     }
 
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()  // or Foundation keeps the Process
+    }
 }
 
 @Suite("presence serve, query --server and stats --server, end to end", .serialized)

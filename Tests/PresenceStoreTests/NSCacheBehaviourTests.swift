@@ -24,6 +24,7 @@ struct NSCacheBehaviourTests {
 
     @Test func atEqualCostTheNewestEntryIsEvicted() {
         let cache = NSCache<NSString, Value>()
+        defer { cache.removeAllObjects() }  // or its entries leak (below)
         cache.countLimit = 3
         for name in ["a", "b", "c", "d"] { cache.setObject(Value(name), forKey: name as NSString) }
         #expect(contents(cache, ["a", "b", "c", "d"]) == ["a", "b", "c"])
@@ -31,6 +32,7 @@ struct NSCacheBehaviourTests {
 
     @Test func theCheapestEntryGoesFirstAndReadsDoNotProtectAnything() {
         let cache = NSCache<NSString, Value>()
+        defer { cache.removeAllObjects() }  // or its entries leak (below)
         cache.totalCostLimit = 10
         cache.setObject(Value("a"), forKey: "a", cost: 5)
         cache.setObject(Value("b"), forKey: "b", cost: 1)
@@ -43,6 +45,7 @@ struct NSCacheBehaviourTests {
 
     @Test func lowerLimitsEvictNothingUntilTheNextSet() {
         let cache = NSCache<NSString, Value>()
+        defer { cache.removeAllObjects() }  // or its entries leak (below)
         for name in ["a", "b", "c", "d", "e"] { cache.setObject(Value(name), forKey: name as NSString) }
         cache.countLimit = 2
         #expect(contents(cache, ["a", "b", "c", "d", "e"]).count == 5)

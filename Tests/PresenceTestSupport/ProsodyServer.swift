@@ -76,9 +76,11 @@ package final class ProsodyServer: Sendable {
     /// Kills the server at once, as a crash would: every session is cut without a stream close.
     package func kill() {
         running.withLock { process in
-            guard process.isRunning else { return }
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            Foundation.kill(process.processIdentifier, SIGCONT)
+            if process.isRunning {
+                Foundation.kill(process.processIdentifier, SIGKILL)
+                Foundation.kill(process.processIdentifier, SIGCONT)
+            }
+            // Also when it died by itself: Foundation keeps the Process until `waitUntilExit` lets it go.
             process.waitUntilExit()
         }
     }

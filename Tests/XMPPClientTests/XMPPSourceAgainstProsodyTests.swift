@@ -243,7 +243,10 @@ struct XMPPSourceAgainstProsodyTests {
         process.standardError = FileHandle.nullDevice
         process.environment = ["MEMBER_PASSWORD": Organisation.password]
         try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        defer {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()  // or Foundation keeps the Process
+        }
         #expect(try await eventually(timeout: .seconds(20)) { organisation.shown("frank")?.details.show == .away })
         #expect(organisation.shown("frank")?.details.status == "Lunch (slixmpp)")
         #expect(organisation.shown("frank")?.resource == "slixmpp")
