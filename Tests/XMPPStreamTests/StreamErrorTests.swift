@@ -144,6 +144,7 @@ struct StreamErrorTests {
     /// input, so the error pointed past the last byte.
     @Test(arguments: [
         "<presence id='1'/>\n<![CDATA[half",
+        "<presence id='1'/><![CDATA[half",
         streamHeader + "<presence id='1'/>\ntext<![CDATA[<b>hi</b>]]",
         "<presence id='1'/>\n<pres",
         streamHeader + "<presence id='1'/>\n  <presence id='2",
