@@ -5,28 +5,32 @@ import XMPPStream
 
 /// The probes sent on behalf of lookups and not answered yet, and the session they go out on.
 ///
-/// Each batch is a set of `<presence type='probe'/>` stanzas followed by a ping in the same write: the server
-/// handles one client's stanzas in order, so the ping's answer comes after every presence it sent in answer to
-/// the probes (the ``SnapshotBarrier`` argument, for a handful of members instead of the whole roster).
+/// Each batch is a ``Confirmations`` round: `<presence type='probe'/>` for each member and a ping, in one write.
+/// A member is answered once the server has said something certain about them (``MemberConfirmation``); the
+/// batch returns when every member is answered or its time is up, with the members answered by then.
 final class PendingProbes: Sendable {
     typealias Answers = [BareJID: UserPresence]
 
-    private struct Batch {
-        let promise: Promise<Result<Answers, any Error>>
-        /// The answers as they arrived, in case the storage evicts one before the batch completes.
-        var captured: Answers = [:]
+    private enum Outcome: Sendable {
+        case finished, timedOut, closed, cancelled
+    }
+
+    private struct Waiting {
+        let wake: Promise<Outcome>
+        var answers: Answers = [:]
     }
 
     private struct State {
         var sender: XMPPStanzaSender?
-        var barrier = SnapshotBarrier()
-        var batches: [String: Batch] = [:]
-        var issued = 0
+        var waiting: [String: Waiting] = [:]
     }
 
-    static let idPrefix = "probe-"
-
     private let state = Locked(State())
+    private let confirmations: Confirmations
+
+    init(confirmations: Confirmations) {
+        self.confirmations = confirmations
+    }
 
     /// A session is up: probes may go out on it.
     func open(_ sender: XMPPStanzaSender) {
@@ -37,93 +41,53 @@ final class PendingProbes: Sendable {
     func close() {
         let waiting = state.withLock { state in
             state.sender = nil
-            state.barrier = SnapshotBarrier()
-            defer { state.batches = [:] }
-            return state.batches.values.map(\.promise)
+            defer { state.waiting = [:] }
+            return state.waiting.values.map(\.wake)
         }
-        for promise in waiting { promise.fulfil(.failure(ProbeFailure.notConnected)) }
+        for wake in waiting { wake.fulfil(.closed) }
     }
 
     var isOpen: Bool { state.withLock { $0.sender != nil } }
 
-    /// Probes `members` and waits for the batch to complete (see ``complete(id:storage:at:)``).
-    func probe(_ members: Set<BareJID>) async throws -> Answers {
-        let promise = Promise<Result<Answers, any Error>>()
-        let opened: (id: String, sender: XMPPStanzaSender)? = state.withLock { state in
-            guard let sender = state.sender else { return nil }
-            state.issued += 1
-            let id = "\(Self.idPrefix)\(state.issued)"
-            state.barrier.begin(id: id, members: members)
-            state.batches[id] = Batch(promise: promise)
-            return (id, sender)
+    /// Probes `members`; returns, within `timeout`, each member the server answered for certain.
+    func probe(_ members: Set<BareJID>, timeout: Duration) async throws -> Answers {
+        // The round opens outside this lock: settling answers takes the rounds' lock, then this one.
+        guard let sender = state.withLock({ $0.sender }) else { throw ProbeFailure.notConnected }
+        let id = confirmations.open(.probe, members: members)
+        let wake = Promise<Outcome>()
+        state.withLock { $0.waiting[id] = Waiting(wake: wake) }
+        defer {
+            confirmations.close(id)
+            state.withLock { _ = $0.waiting.removeValue(forKey: id) }
         }
-        guard let (id, sender) = opened else { throw ProbeFailure.notConnected }
         var writer = XMPPWriter()
         for member in members { writer.presence(type: "probe", to: member.rawValue) }
-        var bytes = writer.bytes
-        bytes += IQ.ping(id: id)
-        do { try await sender.send(bytes) } catch {
-            abandon(id)
-            throw ProbeFailure.notConnected
+        do { try await sender.send(writer.bytes + IQ.ping(id: id)) } catch { throw ProbeFailure.notConnected }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            wake.fulfil(.timedOut)
         }
-        let result = await withTaskCancellationHandler {
-            await promise.value()
+        defer { timer.cancel() }
+        let outcome = await withTaskCancellationHandler {
+            await wake.value()
         } onCancel: {
-            promise.fulfil(.failure(CancellationError()))
+            wake.fulfil(.cancelled)
         }
-        abandon(id)
-        return try result.get()
-    }
-
-    /// Forgets a batch nobody waits for any more (answered, cancelled or never sent).
-    private func abandon(_ id: String) {
-        state.withLock { state in
-            state.batches[id] = nil
-            _ = state.barrier.complete(id: id)
+        switch outcome {
+        case .finished, .timedOut: return state.withLock { $0.waiting[id]?.answers ?? [:] }
+        case .closed: throw ProbeFailure.notConnected
+        case .cancelled: throw CancellationError()
         }
     }
 
-    /// An update the session applied: an answer to every open batch that probed its sender.
-    func record(_ update: PresenceUpdate, at time: PresenceTime) {
-        state.withLock { state in
-            guard !state.batches.isEmpty else { return }
-            state.barrier.record(update)
-            let bare = update.from.bare
-            for id in state.batches.keys where state.barrier.waits(id: id, for: bare) {
-                state.batches[id]!.captured[bare, default: UserPresence()].apply(update, receivedAt: time)
-            }
-        }
+    /// A member of a probe batch has a final answer.
+    func answer(_ presence: UserPresence, for member: BareJID, round: String) {
+        state.withLock { $0.waiting[round]?.answers[member] = presence }
     }
 
-    /// The ping closing batch `id` was answered: makes the storage agree with the answers (a member that sent
-    /// none is offline, a resource not reported is gone) and hands each member's presence to the lookups. A
-    /// member taken off the roster meanwhile is left alone: the storage forgot them on purpose.
-    /// Returns false when `id` is not a probe batch.
-    func complete(
-        id: String, storage: any MemoryStorage, at now: PresenceTime, isWatched: (BareJID) -> Bool
-    ) -> Bool {
-        guard id.hasPrefix(Self.idPrefix) else { return false }
-        let finished = state.withLock { state -> (batch: Batch, members: Set<BareJID>, seen: [BareJID: Set<String>])? in
-            guard let batch = state.batches.removeValue(forKey: id), let done = state.barrier.complete(id: id)
-            else { return nil }
-            return (batch, done.members, done.seen)
-        }
-        guard let finished else { return true }
-        let members = finished.members.filter(isWatched)
-        SnapshotReconciliation.apply(members: members, reported: finished.seen, to: storage, at: now)
-        var answers: Answers = [:]
-        for member in members {
-            if case .present(let stored) = storage.lookup(member), stored.status != nil {
-                answers[member] = stored
-            } else if let captured = finished.batch.captured[member], captured.status != nil {
-                answers[member] = captured
-            } else {
-                answers[member] = UserPresence(
-                    applying: PresenceUpdate(from: JID(bare: member, resource: nil), availability: .unavailable),
-                    receivedAt: now)
-            }
-        }
-        finished.batch.promise.fulfil(.success(answers))
-        return true
+    /// Every member of a probe batch has a final answer.
+    func finish(round: String) {
+        let wake = state.withLock { $0.waiting[round]?.wake }
+        wake?.fulfil(.finished)
     }
 }

@@ -10,9 +10,13 @@ import XMPPStream
 /// shared roster group), and keeps every contact's presence in a storage, reconnecting forever.
 ///
 /// Because the roster says who the watcher should hear from, the store knows more than a stream of stanzas
-/// tells: after the server's snapshot, a member with no available resource is `offline` (a known state), while a
-/// JID outside the roster stays `unknown`. After a reconnect, the new snapshot reconciles what changed during
-/// the outage: a member who left meanwhile is `offline`, a resource that went away is gone.
+/// tells: after the server's snapshot, a member the server says has no available resource is `offline` (a known
+/// state), while a JID outside the roster stays `unknown`. After a reconnect, the new snapshot reconciles what
+/// changed during the outage: a member who left meanwhile is `offline`, a resource that went away is gone.
+///
+/// Nothing is concluded from silence or from the order in which the server answers: a member is `offline` only
+/// once the server said so (``MemberConfirmation`` has the rule), and the snapshot is complete only when every
+/// member has a certain answer.
 ///
 /// Every contact presence goes through an ``IngestSession``: the same decoder, limits and storage path as the
 /// feed port and the replays.
@@ -29,7 +33,27 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     private let state: Locked<XMPPSourceStatus>
     /// The roster members whose presence the watcher receives: the only users a probe is answered for.
     private let watched = Locked<Set<BareJID>>([])
-    private let pendingProbes = PendingProbes()
+    private let confirmations = Confirmations()
+    private let pendingProbes: PendingProbes
+    private let answering: AnswerConfiguration
+
+    /// How the source decides that the server has answered about a member.
+    public struct AnswerConfiguration: Hashable, Sendable {
+        /// How long a member must stay quiet after an available presence before the answer counts as having all
+        /// their resources: the server sends one presence per resource, from as many processes on a server like
+        /// ejabberd, in no promised order.
+        public var settle: Duration
+        /// How often members of an unfinished snapshot are asked again (probe and last activity), and warned about.
+        public var reaskInterval: Duration
+
+        public static let defaultSettle: Duration = .milliseconds(50)
+        public static let defaultReaskInterval: Duration = .seconds(10)
+
+        public init(settle: Duration = defaultSettle, reaskInterval: Duration = defaultReaskInterval) {
+            self.settle = settle
+            self.reaskInterval = reaskInterval
+        }
+    }
 
     /// The priority of the watcher's own presence: negative, so no server routes a chat message to it
     /// (RFC 6121 §8.5.2.1.1).
@@ -37,10 +61,13 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
 
     public init(
         configuration: XMPPClientConfiguration, storage: any MemoryStorage, decoder: PresenceDecoder = .init(),
-        backoff: ReconnectBackoff = .init(), logger: Logger = Logger(label: "presence.xmpp"),
+        backoff: ReconnectBackoff = .init(), answering: AnswerConfiguration = .init(),
+        logger: Logger = Logger(label: "presence.xmpp"),
         clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
     ) {
         self.configuration = configuration
+        self.answering = answering
+        pendingProbes = PendingProbes(confirmations: confirmations)
         self.storage = storage
         self.decoder = decoder
         self.backoff = backoff
@@ -62,8 +89,8 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// Whether a session is up and its roster known.
     public var isConnected: Bool { pendingProbes.isOpen }
 
-    public func probe(_ jids: Set<BareJID>) async throws -> [BareJID: UserPresence] {
-        try await pendingProbes.probe(jids)
+    public func probe(_ jids: Set<BareJID>, timeout: Duration) async throws -> [BareJID: UserPresence] {
+        try await pendingProbes.probe(jids, timeout: timeout)
     }
 
     /// Connects, consumes, and reconnects with backoff until the task is cancelled.
@@ -137,100 +164,210 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     }
 
     /// One logged-in session: the roster, the initial presence and its snapshot, then live presence and roster
-    /// pushes until the connection ends.
+    /// pushes until the connection ends (or the task is cancelled: the stream is then closed politely).
     private func consume(_ session: XMPPSession, roster: inout [BareJID: RosterItem]) async throws {
-        defer { pendingProbes.close() }
+        let confirmations = self.confirmations
+        defer {
+            pendingProbes.close()
+            confirmations.reset()
+        }
         let ownAccount = try? BareJID(String(session.bareJID))
         let ingest = IngestSession(storage: storage, decoder: decoder, clock: clock)
-        var barrier = SnapshotBarrier()
-        let pendingProbes = self.pendingProbes
-        ingest.onApplied = { update, time in
-            barrier.record(update)
-            pendingProbes.record(update, at: time)
-        }
-        var barrierCount = 0
-        func beginBarrier(for members: Set<BareJID>) async throws(XMPPClientError) -> String {
-            barrierCount += 1
-            let id = "snapshot-\(barrierCount)"
-            barrier.begin(id: id, members: members)
-            try await session.send(IQ.ping(id: id))
-            return id
-        }
-
+        ingest.willApply = { update, time in confirmations.record(update, receivedAt: time) }
+        let sender = session.sender
         try await session.send(RosterQuery.request(id: "roster-1"))
-        var snapshotStarted: ContinuousClock.Instant?
-        var snapshotID: String?
-        while let stanza = try await session.next() {
-            let root = stanza.root
-            if stanza.isElement(root, named: "presence", in: XMPPNamespace.client) {
-                if let from = stanza.attribute("from", of: root), let jid = try? JID(from), jid.bare == ownAccount {
-                    continue
-                }
-                if case .update = ingest.receive(stanza) {
-                    state.withLock { $0.presencesReceived += 1 }
-                }
-                continue
-            }
-            guard let iq = IQ(stanza) else { continue }
-            switch iq.kind {
-            case .result where iq.id == "roster-1", .error where iq.id == "roster-1":
-                let items = iq.kind == .result ? RosterQuery.items(in: stanza).items : []
-                if iq.kind == .error {
-                    logger.error(
-                        "the server refused the roster; only presences that arrive are known",
-                        metadata: ["condition": "\(IQ.errorCondition(of: stanza) ?? "unknown")"])
-                }
-                replaceRoster(&roster, with: items)
-                pendingProbes.open(session.sender)
-                var writer = XMPPWriter()
-                writer.presence(priority: XMPPPresenceSource.watcherPriority)
-                try await session.send(writer.bytes)
-                snapshotStarted = .now
-                snapshotID = try await beginBarrier(for: watchedMembers(roster))
-            case .result, .error:
-                if pendingProbes.complete(id: iq.id, storage: storage, at: clock(), isWatched: isProbeable) {
-                    continue
-                }
-                guard let done = barrier.complete(id: iq.id) else { continue }
-                let offline = SnapshotReconciliation.apply(
-                    members: done.members, reported: done.seen, to: storage, at: clock())
-                if iq.id == snapshotID, let snapshotStarted {
-                    let duration = ContinuousClock.now - snapshotStarted
-                    state.withLock { state in
-                        state.snapshotComplete = true
-                        state.lastSnapshotDuration = duration
-                        state.markedOffline += offline
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.settleAnswers(sender: sender) }
+            defer { group.cancelAll() }
+            while let stanza = try await nextStanza(of: session) {
+                let root = stanza.root
+                if stanza.isElement(root, named: "presence", in: XMPPNamespace.client) {
+                    if let from = stanza.attribute("from", of: root), let jid = try? JID(from),
+                        jid.bare == ownAccount
+                    {
+                        continue
                     }
-                    logger.info(
-                        "roster snapshot complete",
-                        metadata: [
-                            "members": "\(done.members.count)", "available": "\(done.seen.count)",
-                            "offline": "\(offline)", "took": "\(duration)",
-                        ])
-                } else {
-                    state.withLock { $0.markedOffline += offline }
-                }
-            case .set where iq.payloadNamespace == RosterQuery.namespace:
-                // RFC 6121 §2.1.6: a push from anyone but the account itself (or the server) is ignored.
-                guard iq.from == nil || iq.from.flatMap({ try? BareJID($0) }) == ownAccount else {
-                    try await session.send(IQ.serviceUnavailable(answering: iq))
+                    if case .update = ingest.receive(stanza) {
+                        state.withLock { $0.presencesReceived += 1 }
+                    }
                     continue
                 }
-                try await session.send(IQ.result(answering: iq))
-                let added = applyPush(RosterQuery.items(in: stanza).items, to: &roster)
-                if !added.isEmpty {
-                    // Ask for the new contacts' presence; those who do not answer have no available resource.
-                    for member in added {
+                guard let iq = IQ(stanza) else { continue }
+                switch iq.kind {
+                case .result where iq.id == "roster-1", .error where iq.id == "roster-1":
+                    let items = iq.kind == .result ? RosterQuery.items(in: stanza).items : []
+                    if iq.kind == .error {
+                        logger.error(
+                            "the server refused the roster; only presences that arrive are known",
+                            metadata: ["condition": "\(IQ.errorCondition(of: stanza) ?? "unknown")"])
+                    }
+                    replaceRoster(&roster, with: items)
+                    pendingProbes.open(sender)
+                    let members = watchedMembers(roster)
+                    let id = confirmations.open(.snapshot, members: members)
+                    state.withLock {
+                        $0.snapshotRound = id
+                        $0.snapshotUnconfirmed = members.count
+                    }
+                    var writer = XMPPWriter()
+                    writer.presence(priority: XMPPPresenceSource.watcherPriority)
+                    // The server probes every contact in answer to the initial presence (RFC 6121 §4.2.2).
+                    try await session.send(writer.bytes + IQ.ping(id: id))
+                case .result, .error:
+                    if confirmations.lastActivityAnswered(iq, stanza) { continue }
+                    // The ping after a round's question: ask the server itself about members it said nothing of.
+                    if let requests = confirmations.pingAnswered(iq.id), !requests.isEmpty {
+                        try await session.send(requests)
+                    }
+                case .set where iq.payloadNamespace == RosterQuery.namespace:
+                    // RFC 6121 §2.1.6: a push from anyone but the account itself (or the server) is ignored.
+                    guard iq.from == nil || iq.from.flatMap({ try? BareJID($0) }) == ownAccount else {
+                        try await session.send(IQ.serviceUnavailable(answering: iq))
+                        continue
+                    }
+                    try await session.send(IQ.result(answering: iq))
+                    let added = applyPush(RosterQuery.items(in: stanza).items, to: &roster)
+                    if !added.isEmpty {
+                        // Ask for the new contacts' presence.
+                        let id = confirmations.open(.rosterAddition, members: added)
                         var writer = XMPPWriter()
-                        writer.presence(type: "probe", to: member.rawValue)
-                        try await session.send(writer.bytes)
+                        for member in added { writer.presence(type: "probe", to: member.rawValue) }
+                        try await session.send(writer.bytes + IQ.ping(id: id))
                     }
-                    _ = try await beginBarrier(for: added)
+                case .get, .set:
+                    try await session.send(IQ.serviceUnavailable(answering: iq))
                 }
-            case .get, .set:
-                try await session.send(IQ.serviceUnavailable(answering: iq))
             }
         }
+    }
+
+    /// The session's next stanza; nil when the server closed the stream, or when the task is cancelled (the
+    /// service is stopping): the stream is then closed (`</stream:stream>`), so the server ends the watcher's
+    /// session as a logout rather than a lost connection.
+    private func nextStanza(of session: XMPPSession) async throws -> Stanza? {
+        if !Task.isCancelled {
+            do {
+                let stanza = try await session.next()
+                if !Task.isCancelled { return stanza }
+            } catch {
+                guard Task.isCancelled else { throw error }
+            }
+        }
+        await session.close()
+        return nil
+    }
+
+    /// Makes the storage agree with every answer that became certain, ends the rounds they complete, and asks
+    /// again about snapshot members with no certain answer, until the session ends.
+    private func settleAnswers(sender: XMPPStanzaSender) async {
+        let tick = max(Duration.milliseconds(5), min(answering.settle / 4, .milliseconds(25)))
+        var lastAsked: [String: ContinuousClock.Instant] = [:]
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: tick) } catch { return }
+            let now = ContinuousClock.now
+            let finished = confirmations.settle(at: now, quiet: answering.settle) { settled in
+                reconcile(settled, at: clock())
+            }
+            for round in finished { finish(round, at: now) }
+            for (id, started) in confirmations.rounds(.snapshot) + confirmations.rounds(.rosterAddition)
+            where now - (lastAsked[id] ?? started) >= answering.reaskInterval {
+                lastAsked[id] = now
+                guard let pending = confirmations.pending(id) else { continue }
+                warnAbout(pending)
+                do { try await sender.send(confirmations.reask(id)) } catch { return }
+            }
+        }
+    }
+
+    /// One member's certain answer, written to the storage (called under the confirmations' lock).
+    private func reconcile(_ settled: Confirmations.Settled, at now: PresenceTime) {
+        let member = settled.member
+        // A member taken off the roster meanwhile is left alone: the storage forgot them on purpose.
+        guard isProbeable(member) else { return }
+        switch settled.verdict {
+        case .offline:
+            if case .present(let presence) = storage.lookup(member), presence.status?.isAvailable == false {
+                break
+            }
+            storage.apply(
+                PresenceUpdate(from: JID(bare: member, resource: nil), availability: .unavailable), receivedAt: now)
+        case .available:
+            SnapshotReconciliation.keepOnly(settled.resources, of: member, in: storage, at: now)
+        }
+        guard settled.purpose == .probe else { return }
+        let answer: UserPresence
+        if case .present(let stored) = storage.lookup(member), stored.status != nil {
+            answer = stored
+        } else if let captured = settled.captured, captured.status != nil, settled.verdict == .available {
+            answer = captured
+        } else {
+            answer = UserPresence(
+                applying: PresenceUpdate(from: JID(bare: member, resource: nil), availability: .unavailable),
+                receivedAt: now)
+        }
+        pendingProbes.answer(answer, for: member, round: settled.round)
+    }
+
+    /// A round whose every member has a certain answer.
+    private func finish(_ round: Confirmations.Finished, at now: ContinuousClock.Instant) {
+        switch round.purpose {
+        case .probe:
+            pendingProbes.finish(round: round.round)
+        case .rosterAddition:
+            state.withLock { $0.markedOffline += round.offline }
+        case .snapshot:
+            let duration = now - round.started
+            let isCurrent = state.withLock { state in
+                guard state.snapshotRound == round.round else { return false }
+                state.snapshotComplete = true
+                state.snapshotUnconfirmed = 0
+                state.lastSnapshotDuration = duration
+                state.markedOffline += round.offline
+                return true
+            }
+            guard isCurrent else { return }
+            logger.info(
+                "roster snapshot complete",
+                metadata: [
+                    "members": "\(round.members)", "available": "\(round.members - round.offline)",
+                    "offline": "\(round.offline)", "took": "\(duration)",
+                ])
+        }
+    }
+
+    /// Says which members the server has not answered for, and the likely cause.
+    private func warnAbout(_ pending: Confirmations.Pending) {
+        if pending.purpose == .snapshot {
+            state.withLock { state in
+                if state.snapshotRound == pending.round { state.snapshotUnconfirmed = pending.members.count }
+            }
+        }
+        let refused = pending.refusals.values.reduce(0, +)
+        let heardFromAnyone = state.withLock { $0.presencesReceived > 0 }
+        var metadata: Logger.Metadata = [
+            "unconfirmed": "\(pending.members.count)",
+            "examples": "\(pending.members.prefix(3).map(\.rawValue).sorted().joined(separator: ","))",
+        ]
+        if !pending.refusals.isEmpty {
+            metadata["lastActivityRefused"] = "\(pending.refusals.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))"
+        }
+        let cause: String
+        if !heardFromAnyone && refused > 0 {
+            cause =
+                "the server shares no member's presence with the watcher: the members do not have the watcher as a "
+                + "contact (a shared roster group must be displayed both ways: the members' group to the watcher "
+                + "and the watcher's group to the members)"
+        } else if refused > 0 {
+            cause =
+                "the server sent no presence for these members and refused to say when they were last active "
+                + "(XEP-0012): load mod_last (ejabberd) or mod_lastactivity, or check the members' rosters"
+        } else if pending.withSession > 0 {
+            cause = "the server says these members have a session but sent no available presence for them"
+        } else {
+            cause = "the server has not answered about these members yet"
+        }
+        state.withLock { $0.warning = cause }
+        logger.warning("no certain status for some roster members; asking again: \(cause)", metadata: metadata)
     }
 
     private func watchedMembers(_ roster: [BareJID: RosterItem]) -> Set<BareJID> {

@@ -8,7 +8,8 @@ public struct XMPPSourceStatus: Sendable, Hashable {
     public var server: String
     /// Whether a session is logged in now. While false, every status is as of ``disconnectedSince``.
     public var connected = false
-    /// Whether the current session's roster snapshot is complete (every member either reported or known offline).
+    /// Whether the current session's roster snapshot is complete: the server said for certain, of every member,
+    /// that they are available (with which resources) or have no available resource.
     public var snapshotComplete = false
     public var connectedSince: PresenceTime?
     public var disconnectedSince: PresenceTime?
@@ -20,8 +21,15 @@ public struct XMPPSourceStatus: Sendable, Hashable {
     public var rosterSize = 0
     /// Presence stanzas from contacts applied to the storage.
     public var presencesReceived = 0
-    /// Members set offline because the server reported no available resource for them in a snapshot.
+    /// Members set offline because the server said they had no available resource, in a snapshot.
     public var markedOffline = 0
+    /// Roster members the current snapshot has no certain answer for yet (counted when they are asked again).
+    public var snapshotUnconfirmed = 0
+    /// Why statuses are not all known, when the source can tell: the server shares no member's presence with
+    /// the watcher, refuses last activity, or has not answered.
+    public var warning: String?
+    /// The confirmation round of the current session's snapshot.
+    var snapshotRound: String?
     /// How long the last snapshot took, from the initial presence to the server's answer after it.
     public var lastSnapshotDuration: Duration?
     /// Why the last connection failed or ended, if it did.

@@ -6,7 +6,7 @@ import Testing
 private struct UnaskedProber: PresenceProber {
     func isProbeable(_ jid: BareJID) -> Bool { true }
     var isConnected: Bool { true }
-    func probe(_ jids: Set<BareJID>) async throws -> [BareJID: UserPresence] {
+    func probe(_ jids: Set<BareJID>, timeout: Duration) async throws -> [BareJID: UserPresence] {
         Issue.record("withStorageAnswers probed \(jids)")
         return [:]
     }

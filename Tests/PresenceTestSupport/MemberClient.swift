@@ -15,7 +15,7 @@ package final class MemberClient: Sendable {
     private let task: Task<Void, any Error>
 
     /// Logs in; returns once the session is bound.
-    package init(_ user: String, password: String, resource: String, server: ProsodyEndpoint) async throws {
+    package init(_ user: String, password: String, resource: String, server: XMPPEndpoint) async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: Command.self)
         commands = continuation
         let configuration = XMPPClientConfiguration(
@@ -87,8 +87,8 @@ package final class MemberClient: Sendable {
     }
 }
 
-/// Where a test's Prosody listens.
-package struct ProsodyEndpoint: Sendable {
+/// Where a test's XMPP server listens.
+package struct XMPPEndpoint: Sendable {
     package var domain: String
     package var port: Int
     package var caFile: String?
@@ -97,12 +97,5 @@ package struct ProsodyEndpoint: Sendable {
         self.domain = domain
         self.port = port
         self.caFile = caFile
-    }
-}
-
-extension ProsodyServer {
-    /// Where members connect to this server.
-    package var endpoint: ProsodyEndpoint {
-        ProsodyEndpoint(domain: domain, port: port, caFile: certificates?.certificate.path)
     }
 }

@@ -8,7 +8,8 @@ import PresenceStore
 /// Optionally with shared roster groups (`mod_groups`, as a deployment would set up its watcher) and with a
 /// certificate for STARTTLS issued by a test CA (``TestCertificateAuthority``), in which case the server
 /// requires encryption.
-package final class ProsodyServer: Sendable {
+package final class ProsodyServer: XMPPTestServer {
+    package var kind: XMPPServerKind { .prosody }
     package let domain: String
     package let port: Int
     package let directory: URL

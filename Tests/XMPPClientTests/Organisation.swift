@@ -6,11 +6,11 @@ import PresenceStore
 import PresenceTestSupport
 import XMPPClient
 
-/// A Prosody with a watcher and members in one shared roster group, as the README tells an operator to set up,
-/// and a storage the watcher source fills.
+/// A real XMPP server (Prosody or ejabberd) with a watcher and members in one shared roster group, as the README
+/// tells an operator to set up, and a storage the watcher source fills.
 final class Organisation: Sendable {
     static let password = "s3cret pass"
-    let server: ProsodyServer
+    let server: any XMPPTestServer
     let storage: any MemoryStorage
     let source: XMPPPresenceSource
     private let task = Locked<Task<Void, Never>?>(nil)
@@ -19,12 +19,13 @@ final class Organisation: Sendable {
     ///   - rosterOnly: more people in the group who have no account (nobody logs in as them).
     ///   - storage: where the watcher keeps statuses (an evicting one for the refill tests).
     init(
-        members: [String], outsiders: [String] = [], rosterOnly: [String] = [],
-        watcherPassword: String = Organisation.password, storage: any MemoryStorage = DictionaryMemoryStorage()
+        on kind: XMPPServerKind, members: [String], outsiders: [String] = [], rosterOnly: [String] = [],
+        watcherPassword: String = Organisation.password, storage: any MemoryStorage = DictionaryMemoryStorage(),
+        answering: XMPPPresenceSource.AnswerConfiguration = .init()
     ) throws {
         var accounts = Dictionary(uniqueKeysWithValues: (members + outsiders).map { ($0, Organisation.password) })
         accounts["watcher"] = Organisation.password
-        server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
+        server = try kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
         self.storage = storage
         source = XMPPPresenceSource(
             configuration: XMPPClientConfiguration(
@@ -32,10 +33,10 @@ final class Organisation: Sendable {
                 host: "127.0.0.1", port: server.port,
                 keepAlive: KeepAlive(interval: .seconds(2), timeout: .seconds(2))),
             storage: storage, backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(30)),
-            logger: Logger(label: "test.watcher"))
+            answering: answering, logger: Logger(label: "test.watcher"))
     }
 
-    var endpoint: ProsodyEndpoint { server.endpoint }
+    var endpoint: XMPPEndpoint { server.endpoint }
 
     func member(_ user: String, resource: String = "desk") async throws -> MemberClient {
         try await MemberClient(user, password: Organisation.password, resource: resource, server: endpoint)

@@ -23,6 +23,10 @@ public final class IngestSession {
     /// Told every update after it was applied to the storage, with the time it was applied at. Not called by a
     /// session that applies in the background.
     public var onApplied: ((PresenceUpdate, PresenceTime) -> Void)?
+    /// Told every update just before it is applied to the storage, with the time it will be applied at: a
+    /// reader that also writes the storage from another task learns of an update before the storage shows it.
+    /// Not called by a session that applies in the background.
+    public var willApply: ((PresenceUpdate, PresenceTime) -> Void)?
     /// Decodes and applies on a thread of its own, when the session was made to.
     private let background: BackgroundApplier?
 
@@ -131,6 +135,7 @@ public final class IngestSession {
 
     private func apply(_ update: PresenceUpdate) {
         let now = clock()
+        willApply?(update, now)
         storage.apply(update, receivedAt: now)
         onApplied?(update, now)
     }

@@ -160,6 +160,9 @@ public final class PresenceLookup: Sendable {
         return (answers, wanted)
     }
 
+    /// How long past the timeout a prober that has not returned is waited for.
+    static let proberGrace: Duration = .milliseconds(500)
+
     /// Probes one batch, bounded by the timeout, and hands every waiting lookup the outcome.
     private func send(_ flight: InFlightProbe, probing jids: Set<BareJID>, through prober: any PresenceProber) async {
         let started = ContinuousClock.now
@@ -168,14 +171,17 @@ public final class PresenceLookup: Sendable {
             of: Result<[BareJID: UserPresence], ProbeFailure>?.self
         ) { group in
             group.addTask {
-                do { return .success(try await prober.probe(jids)) } catch let failure as ProbeFailure {
+                do { return .success(try await prober.probe(jids, timeout: timeout)) } catch let failure
+                    as ProbeFailure
+                {
                     return .failure(failure)
                 } catch {
                     return nil
                 }
             }
+            // The prober returns what it has at the timeout; this only guards against one that does not.
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: timeout + Self.proberGrace)
                 return nil
             }
             let first = await group.next() ?? nil
@@ -187,7 +193,7 @@ public final class PresenceLookup: Sendable {
         switch result {
         case .success(let answers):
             for jid in jids {
-                // A member without an answer left the roster while the probe was out.
+                // A member without an answer got no certain one in time, or left the roster meanwhile.
                 outcome[jid] =
                     answers[jid].map { .success($0) } ?? .failure(prober.isProbeable(jid) ? .timeout : .notAMember)
             }

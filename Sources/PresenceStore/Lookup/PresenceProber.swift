@@ -14,11 +14,11 @@ public protocol PresenceProber: Sendable {
     /// Whether probes can be sent now.
     var isConnected: Bool { get }
 
-    /// Asks the server about `jids` (all probeable), stores the answers and returns each user's presence as
-    /// answered; a member with no available resource is answered `offline`.
+    /// Asks the server about `jids` (all probeable), stores the answers and returns, within `timeout`, the
+    /// presence of each user the server answered for certain; a member with no available resource is answered
+    /// `offline`. A user missing from the result got no certain answer in time: never answer them `offline`.
     ///
     /// Throws ``ProbeFailure/notConnected`` when the session is down or ends before the answers arrive, and
-    /// returns promptly (throwing `CancellationError`) when the calling task is cancelled: that is how
-    /// ``PresenceLookup`` enforces its timeout.
-    func probe(_ jids: Set<BareJID>) async throws -> [BareJID: UserPresence]
+    /// returns promptly (throwing `CancellationError`) when the calling task is cancelled.
+    func probe(_ jids: Set<BareJID>, timeout: Duration) async throws -> [BareJID: UserPresence]
 }

@@ -13,9 +13,9 @@ private struct Office {
     let organisation: Organisation
     let sessions: [MemberClient]
 
-    static func start(countLimit: Int = 3, outsiders: [String] = []) async throws -> Office {
+    static func start(on kind: XMPPServerKind, countLimit: Int = 3, outsiders: [String] = []) async throws -> Office {
         let organisation = try Organisation(
-            members: members, outsiders: outsiders, storage: LRUMemoryStorage(countLimit: countLimit))
+            on: kind, members: members, outsiders: outsiders, storage: LRUMemoryStorage(countLimit: countLimit))
         var sessions: [MemberClient] = []
         for user in online {
             let session = try await organisation.member(user)
@@ -57,10 +57,10 @@ extension LookupAnswer {
     }
 }
 
-@Suite("Refill by probe against a real Prosody", .serialized)
-struct ProbeRefillAgainstProsodyTests {
-    @Test func everyMemberIsAnsweredCorrectlyUnderCacheElseProbeAndLostUsersStayLostUnderCacheOnly() async throws {
-        let office = try await Office.start()
+@Suite("Refill by probe against real Prosody and ejabberd", .serialized)
+struct ProbeRefillAgainstServersTests {
+    @Test(arguments: XMPPServerKind.allCases) func everyMemberIsAnsweredCorrectlyUnderCacheElseProbeAndLostUsersStayLostUnderCacheOnly(on server: XMPPServerKind) async throws {
+        let office = try await Office.start(on: server)
         defer { office.stop() }
         let lookup = office.lookup()
         let jids = Office.members.map(office.organisation.bare)
@@ -92,8 +92,8 @@ struct ProbeRefillAgainstProsodyTests {
         #expect(office.organisation.storage.statistics.evictions[.countLimit, default: 0] > Office.members.count)
     }
 
-    @Test func manyConcurrentLookupsForOneLostMemberSendOneProbe() async throws {
-        let office = try await Office.start()
+    @Test(arguments: XMPPServerKind.allCases) func manyConcurrentLookupsForOneLostMemberSendOneProbe(on server: XMPPServerKind) async throws {
+        let office = try await Office.start(on: server)
         defer { office.stop() }
         let lookup = office.lookup()
         let lost = try #require(
@@ -117,8 +117,8 @@ struct ProbeRefillAgainstProsodyTests {
         #expect(results.allSatisfy { $0.origin == .probe && $0.shownStatus == .some("status of \(lost.localpart!)") })
     }
 
-    @Test func aProbeTheServerDoesNotAnswerInTimeAnswersLostWithTheReason() async throws {
-        let office = try await Office.start()
+    @Test(arguments: XMPPServerKind.allCases) func aProbeTheServerDoesNotAnswerInTimeAnswersLostWithTheReason(on server: XMPPServerKind) async throws {
+        let office = try await Office.start(on: server)
         defer { office.stop() }
         let lookup = office.lookup(probeTimeout: .milliseconds(300))
         let lost = try #require(
@@ -137,8 +137,8 @@ struct ProbeRefillAgainstProsodyTests {
         #expect(again.origin == .probe && again.probeFailure == nil)
     }
 
-    @Test func probesOverTheBudgetAreRefusedAtOnceWithTheReason() async throws {
-        let office = try await Office.start()
+    @Test(arguments: XMPPServerKind.allCases) func probesOverTheBudgetAreRefusedAtOnceWithTheReason(on server: XMPPServerKind) async throws {
+        let office = try await Office.start(on: server)
         defer { office.stop() }
         let lookup = office.lookup(probesPerSecond: 2)
         let lost = Office.members.map(office.organisation.bare).filter {
@@ -152,8 +152,8 @@ struct ProbeRefillAgainstProsodyTests {
         #expect(lookup.statistics.refusedByBudget == 3 && lookup.statistics.sent == 2)
     }
 
-    @Test func peopleOutsideTheRosterAreNeverProbed() async throws {
-        let office = try await Office.start(outsiders: ["visitor"])
+    @Test(arguments: XMPPServerKind.allCases) func peopleOutsideTheRosterAreNeverProbed(on server: XMPPServerKind) async throws {
+        let office = try await Office.start(on: server, outsiders: ["visitor"])
         defer { office.stop() }
         let visitor = try await office.organisation.member("visitor")
         defer { visitor.logOff() }
@@ -165,8 +165,8 @@ struct ProbeRefillAgainstProsodyTests {
         #expect(lookup.statistics.sent == 0)
     }
 
-    @Test func theProbePolicyAsksTheServerEvenForAUserTheStorageHolds() async throws {
-        let office = try await Office.start(countLimit: 100)
+    @Test(arguments: XMPPServerKind.allCases) func theProbePolicyAsksTheServerEvenForAUserTheStorageHolds(on server: XMPPServerKind) async throws {
+        let office = try await Office.start(on: server, countLimit: 100)
         defer { office.stop() }
         let lookup = office.lookup()
         let user = Office.online[0]
@@ -179,8 +179,8 @@ struct ProbeRefillAgainstProsodyTests {
         #expect(lookup.statistics.sent == 2 && lookup.statistics.answered == 2)
     }
 
-    @Test func withTheServerGoneLookupsSayNotConnectedInsteadOfWaiting() async throws {
-        let office = try await Office.start()
+    @Test(arguments: XMPPServerKind.allCases) func withTheServerGoneLookupsSayNotConnectedInsteadOfWaiting(on server: XMPPServerKind) async throws {
+        let office = try await Office.start(on: server)
         defer { office.stop() }
         let lookup = office.lookup()
         office.organisation.server.kill()

@@ -1,0 +1,231 @@
+import PresenceModel
+import PresenceStore
+import XMPPClient
+import XMPPStream
+
+/// The questions one session has put to the server about roster members (the snapshot after the initial
+/// presence, probes for new contacts and for lookups), and what the server has said for certain in answer,
+/// member by member (``MemberConfirmation``).
+///
+/// A round asks its members; a ping follows the question in the same write. The ping's answer is no barrier
+/// (RFC 6121 promises no order between it and the presences a probe produces, and ejabberd answers it first):
+/// it only says when to ask the server directly (XEP-0012 last activity) about the members it has said nothing
+/// about yet. A round ends when every member's answer is final.
+final class Confirmations: Sendable {
+    enum Purpose: Hashable, Sendable {
+        /// The roster snapshot after the initial presence.
+        case snapshot
+        /// Contacts a roster push added.
+        case rosterAddition
+        /// A lookup's probe batch.
+        case probe
+    }
+
+    /// One member's answer, final.
+    struct Settled: Sendable {
+        let round: String
+        let purpose: Purpose
+        let member: BareJID
+        let verdict: MemberConfirmation.Verdict
+        /// The resources the server reported available (empty when offline).
+        let resources: Set<String>
+        /// The member's presence as the round received it (probe rounds only), should the storage have evicted it.
+        let captured: UserPresence?
+    }
+
+    /// A round whose every member is final.
+    struct Finished: Sendable {
+        let round: String
+        let purpose: Purpose
+        let members: Int
+        let offline: Int
+        let started: ContinuousClock.Instant
+    }
+
+    /// Members of open rounds who have no certain answer yet.
+    struct Pending: Sendable {
+        let round: String
+        let purpose: Purpose
+        let members: Set<BareJID>
+        /// Of those, the ones for whom the server refused last activity, by the condition it gave.
+        let refusals: [String: Int]
+        /// Of those, the ones the server says have a session but sent no available presence for.
+        let withSession: Int
+    }
+
+    private struct Round {
+        let purpose: Purpose
+        let started: ContinuousClock.Instant
+        var members: [BareJID: MemberConfirmation]
+        /// Members without a final answer.
+        var unsettled: Set<BareJID>
+        /// Members with a verdict that is not final yet: what a settle pass looks at.
+        var candidates: Set<BareJID> = []
+        var captured: [BareJID: UserPresence] = [:]
+        var offline = 0
+    }
+
+    private struct State {
+        var rounds: [String: Round] = [:]
+        /// Last-activity requests in flight: request id → member.
+        var lastActivityRequests: [String: BareJID] = [:]
+        var issued = 0
+    }
+
+    static let roundPrefix = "confirm-"
+    static let lastActivityPrefix = "last-"
+
+    private let state = Locked(State())
+
+    var isEmpty: Bool { state.withLock { $0.rounds.isEmpty } }
+
+    /// Opens a round for `members`; returns its id, which is also the id of the ping to send after the question.
+    func open(_ purpose: Purpose, members: Set<BareJID>) -> String {
+        state.withLock { state in
+            state.issued += 1
+            let id = "\(Self.roundPrefix)\(state.issued)"
+            state.rounds[id] = Round(
+                purpose: purpose, started: .now,
+                members: Dictionary(uniqueKeysWithValues: members.map { ($0, MemberConfirmation()) }),
+                unsettled: members)
+            return id
+        }
+    }
+
+    /// Forgets a round (a lookup stopped waiting for it).
+    func close(_ id: String) {
+        state.withLock { _ = $0.rounds.removeValue(forKey: id) }
+    }
+
+    /// Forgets every round: the session ended.
+    func reset() {
+        state.withLock { $0 = State(issued: $0.issued) }
+    }
+
+    /// An update the session applied: a statement about its sender for every round that asked about them.
+    func record(_ update: PresenceUpdate, receivedAt time: PresenceTime, at now: ContinuousClock.Instant = .now) {
+        let member = update.from.bare
+        state.withLock { state in
+            for id in state.rounds.keys where state.rounds[id]!.unsettled.contains(member) {
+                state.rounds[id]!.members[member]!.record(update, at: now)
+                state.rounds[id]!.candidates.insert(member)
+                if state.rounds[id]!.purpose == .probe {
+                    state.rounds[id]!.captured[member, default: UserPresence()].apply(update, receivedAt: time)
+                }
+            }
+        }
+    }
+
+    /// The ping after round `id`'s question was answered: the last-activity requests to send for the members
+    /// the server has said nothing about yet (empty bytes when there are none). Nil when `id` is no open round.
+    func pingAnswered(_ id: String) -> [UInt8]? {
+        state.withLock { state in
+            guard let round = state.rounds[id] else { return nil }
+            let silent = round.unsettled.filter { round.members[$0]!.isSilent }
+            return Self.lastActivityRequests(for: silent, in: &state)
+        }
+    }
+
+    /// Asks again about the unsettled members of round `id`: probes, then last activity for each.
+    func reask(_ id: String) -> [UInt8] {
+        state.withLock { state in
+            guard let round = state.rounds[id] else { return [] }
+            var writer = XMPPWriter()
+            for member in round.unsettled { writer.presence(type: "probe", to: member.rawValue) }
+            return writer.bytes + Self.lastActivityRequests(for: round.unsettled, in: &state)
+        }
+    }
+
+    private static func lastActivityRequests(for members: some Collection<BareJID>, in state: inout State) -> [UInt8]
+    {
+        var bytes: [UInt8] = []
+        for member in members {
+            state.issued += 1
+            let requestID = "\(lastActivityPrefix)\(state.issued)"
+            state.lastActivityRequests[requestID] = member
+            bytes += LastActivity.request(id: requestID, to: member.rawValue)
+        }
+        return bytes
+    }
+
+    /// A last-activity answer (result or error) with `id`; false when `id` is no request of ours.
+    func lastActivityAnswered(_ iq: IQ, _ stanza: Stanza, at now: ContinuousClock.Instant = .now) -> Bool {
+        guard iq.id.hasPrefix(Self.lastActivityPrefix) else { return false }
+        state.withLock { state in
+            guard let member = state.lastActivityRequests.removeValue(forKey: iq.id) else { return }
+            let seconds = iq.kind == .result ? LastActivity.seconds(in: stanza) : nil
+            let refusal = seconds == nil ? (IQ.errorCondition(of: stanza) ?? "no answer") : nil
+            for id in state.rounds.keys where state.rounds[id]!.unsettled.contains(member) {
+                if let seconds {
+                    state.rounds[id]!.members[member]!.recordLastActivity(seconds: seconds, at: now)
+                    state.rounds[id]!.candidates.insert(member)
+                } else if let refusal {
+                    state.rounds[id]!.members[member]!.recordLastActivityRefusal(refusal)
+                }
+            }
+        }
+        return true
+    }
+
+    /// Makes final every answer that is certain now (see ``MemberConfirmation/settle(at:quiet:)``) and hands each
+    /// to `reconcile`; returns the rounds that ended with them.
+    ///
+    /// `reconcile` runs under the lock that ``record(_:receivedAt:at:)`` takes before the session applies an
+    /// update: an update is either seen by the verdict or applied to the storage after what `reconcile` wrote,
+    /// never overwritten by it.
+    func settle(
+        at now: ContinuousClock.Instant = .now, quiet: Duration, reconcile: (Settled) -> Void
+    ) -> [Finished] {
+        state.withLock { state in
+            var finished: [Finished] = []
+            for id in Array(state.rounds.keys) {
+                guard !state.rounds[id]!.candidates.isEmpty else { continue }
+                var round = state.rounds.removeValue(forKey: id)!
+                for member in round.candidates {
+                    guard let verdict = round.members[member]!.settle(at: now, quiet: quiet) else { continue }
+                    round.candidates.remove(member)
+                    round.unsettled.remove(member)
+                    if verdict == .offline { round.offline += 1 }
+                    reconcile(
+                        Settled(
+                            round: id, purpose: round.purpose, member: member, verdict: verdict,
+                            resources: round.members[member]!.resources, captured: round.captured[member]))
+                }
+                if round.unsettled.isEmpty {
+                    finished.append(
+                        Finished(
+                            round: id, purpose: round.purpose, members: round.members.count, offline: round.offline,
+                            started: round.started))
+                } else {
+                    state.rounds[id] = round
+                }
+            }
+            return finished
+        }
+    }
+
+    /// Round `id`'s members without a final answer, nil when it is not open.
+    func pending(_ id: String) -> Pending? {
+        state.withLock { state in
+            guard let round = state.rounds[id] else { return nil }
+            var refusals: [String: Int] = [:]
+            var withSession = 0
+            for member in round.unsettled {
+                let confirmation = round.members[member]!
+                if let refusal = confirmation.lastActivityRefusal { refusals[refusal, default: 0] += 1 }
+                if confirmation.hasSession { withSession += 1 }
+            }
+            return Pending(
+                round: id, purpose: round.purpose, members: round.unsettled, refusals: refusals,
+                withSession: withSession)
+        }
+    }
+
+    /// Open rounds of `purpose`, oldest first.
+    func rounds(_ purpose: Purpose) -> [(id: String, started: ContinuousClock.Instant)] {
+        state.withLock { state in
+            state.rounds.filter { $0.value.purpose == purpose }.map { ($0.key, $0.value.started) }
+                .sorted { $0.started < $1.started }
+        }
+    }
+}

@@ -1,0 +1,288 @@
+import Foundation
+import LoopbackHTTP
+import PresenceStore
+
+/// A real ejabberd from Debian, started for a test: its own configuration, Mnesia spool and logs in a temporary
+/// directory, its own Erlang node name, Erlang distribution on a free port of its own (`ERL_DIST_PORT`, so no
+/// `epmd` is started or needed), c2s and an HTTP API listener on free loopback ports. Never the system service.
+///
+/// Accounts and shared roster groups are made through ejabberd's HTTP API (`mod_http_api`, loopback only), one
+/// request each over loopback, instead of one `ejabberdctl` call each (an Erlang VM start, about 0.7 s).
+package final class EjabberdServer: XMPPTestServer {
+    package var kind: XMPPServerKind { .ejabberd }
+    package let domain: String
+    package let port: Int
+    package let apiPort: Int
+    package let directory: URL
+    package let certificates: TestCertificateAuthority?
+    private let launch: Launch
+    private let running: Locked<Process>
+
+    /// What starts the node: the same every time, so a restart finds its spool.
+    private struct Launch: Sendable {
+        let node: String
+        let distributionPort: Int
+        let directory: URL
+
+        var environment: [String: String] {
+            var environment = ProcessInfo.processInfo.environment
+            environment["EJABBERD_CONFIG_PATH"] = directory.appendingPathComponent("ejabberd.yml").path
+            environment["EJABBERD_LOG_PATH"] = directory.appendingPathComponent("ejabberd.log").path
+            environment["ERL_LIBS"] = "/usr/lib/x86_64-linux-gnu"
+            // Name resolution from /etc/hosts and the resolver only, as `ejabberdctl` sets it.
+            environment["ERL_INETRC"] = "/etc/ejabberd/inetrc"
+            environment["ERL_DIST_PORT"] = String(distributionPort)
+            environment["ERL_CRASH_DUMP"] = directory.appendingPathComponent("erl_crash.dump").path
+            if environment["HOME"] == nil { environment["HOME"] = directory.path }
+            return environment
+        }
+
+        func start() throws -> Process {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/erl")
+            process.currentDirectoryURL = directory
+            // The arguments `ejabberdctl foreground` passes, without its switch to the `ejabberd` system user.
+            process.arguments = [
+                "-sname", node, "-erl_epmd_port", String(distributionPort), "-start_epmd", "false", "+K", "true",
+                "-noinput", "-mnesia", "dir", "\"\(directory.appendingPathComponent("spool").path)\"",
+                "-s", "ejabberd",
+            ]
+            process.environment = environment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+    }
+
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// - Parameters:
+    ///   - accounts: user name (localpart) → password.
+    ///   - groups: group name → the localparts in it; a shared roster group displayed to itself, so every member
+    ///     has every other in its roster with a mutual subscription.
+    ///   - tls: serve STARTTLS with a certificate for `domain` issued by a test CA, and require it.
+    package init(
+        domain: String = "example.test", accounts: [String: String], groups: [String: [String]] = [:],
+        tls: Bool = false
+    ) throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/ejabberdctl"),
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/erl")
+        else {
+            throw Failure(description: "ejabberd is not installed (apt-get install ejabberd; .ci/run does)")
+        }
+        self.domain = domain
+        var lastError = ""
+        // A port found free can be taken by someone else before ejabberd binds it: try again with others.
+        for _ in 0 ..< 3 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "ejabberd-test-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent("spool"), withIntermediateDirectories: true)
+            let port = EjabberdServer.freePort()
+            let apiPort = EjabberdServer.freePort()
+            let certificates = tls ? try TestCertificateAuthority(directory: directory, serverName: domain) : nil
+            try EjabberdServer.configuration(domain: domain, port: port, apiPort: apiPort, certificates: certificates)
+                .write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: true, encoding: .utf8)
+            let launch = Launch(
+                node: "presencetest\(UInt32.random(in: 0 ... .max))@localhost",
+                distributionPort: EjabberdServer.freePort(), directory: directory)
+            let process = try launch.start()
+            if EjabberdServer.waitUntilReady(port: port, apiPort: apiPort, process: process) {
+                self.port = port
+                self.apiPort = apiPort
+                self.directory = directory
+                self.certificates = certificates
+                self.launch = launch
+                running = Locked(process)
+                try setUp(accounts: accounts, groups: groups)
+                return
+            }
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            lastError =
+                (try? String(contentsOf: directory.appendingPathComponent("ejabberd.log"), encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(at: directory)
+        }
+        throw Failure(description: "ejabberd did not start: \(lastError.suffix(2000))")
+    }
+
+    private func setUp(accounts: [String: String], groups: [String: [String]]) throws {
+        for (user, password) in accounts.sorted(by: { $0.key < $1.key }) { try register(user, password: password) }
+        for (group, members) in groups.sorted(by: { $0.key < $1.key }) {
+            try api("srg_create", ["group": group, "host": domain, "label": group, "description": "", "display": group])
+            for member in members {
+                try api("srg_user_add", ["user": member, "host": domain, "group": group, "grouphost": domain])
+            }
+        }
+    }
+
+    package func register(_ user: String, password: String) throws {
+        try api("register", ["user": user, "host": domain, "password": password])
+    }
+
+    /// Calls one command of ejabberd's HTTP API and checks that it succeeded.
+    @discardableResult
+    package func api(_ command: String, _ arguments: [String: String]) throws -> String {
+        let (status, body) = try EjabberdServer.post(
+            port: apiPort, path: "/api/\(command)", json: EjabberdServer.json(arguments))
+        guard status == 200 else {
+            throw Failure(description: "ejabberd API \(command) answered \(status): \(body)")
+        }
+        return body
+    }
+
+    package func kill() {
+        running.withLock { process in
+            if process.isRunning {
+                Foundation.kill(process.processIdentifier, SIGKILL)
+                Foundation.kill(process.processIdentifier, SIGCONT)
+            }
+            process.waitUntilExit()
+        }
+        // The VM's port helpers (inet_gethost, erl_child_setup) go with it once their parent is gone.
+    }
+
+    package func pause() { Foundation.kill(processIdentifier, SIGSTOP) }
+
+    package func resume() { Foundation.kill(processIdentifier, SIGCONT) }
+
+    private var processIdentifier: Int32 { running.withLock { $0.processIdentifier } }
+
+    package func restart() throws {
+        kill()
+        for _ in 0 ..< 20 {
+            let process = try launch.start()
+            if EjabberdServer.waitUntilReady(port: port, apiPort: apiPort, process: process) {
+                running.withLock { $0 = process }
+                return
+            }
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        throw Failure(description: "ejabberd did not restart on port \(port)")
+    }
+
+    package func stop() {
+        kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+
+    private static func configuration(
+        domain: String, port: Int, apiPort: Int, certificates: TestCertificateAuthority?
+    ) -> String {
+        var lines = [
+            "hosts:", "  - \"\(domain)\"",
+            "loglevel: info",
+            "log_rotate_count: 0",
+            "auth_method: internal",
+            // SCRAM hashes only on disk; the server offers SCRAM-SHA-1 (its default hash), as a deployment does.
+            "auth_password_format: scram",
+            "listen:",
+            "  -",
+            "    port: \(port)",
+            "    ip: \"127.0.0.1\"",
+            "    module: ejabberd_c2s",
+            "    max_stanza_size: 1048576",
+            "    starttls_required: \(certificates != nil)",
+            "  -",
+            "    port: \(apiPort)",
+            "    ip: \"127.0.0.1\"",
+            "    module: ejabberd_http",
+            "    request_handlers:",
+            "      /api: mod_http_api",
+            "api_permissions:",
+            "  \"loopback administration\":",
+            "    who:",
+            "      ip: 127.0.0.1/8",
+            "    what:",
+            "      - \"*\"",
+            "access_rules:",
+            "  local:",
+            "    allow: all",
+            "  c2s:",
+            "    allow: all",
+            "shaper_rules:",
+            "  max_user_sessions: 10",
+            "  c2s_shaper: none",
+            "modules:",
+            "  mod_admin_extra: {}",
+            "  mod_disco: {}",
+            "  mod_http_api: {}",
+            "  mod_last: {}",
+            "  mod_ping: {}",
+            "  mod_roster: {}",
+            "  mod_shared_roster: {}",
+        ]
+        if let certificates {
+            lines += [
+                "certfiles:",
+                "  - \"\(certificates.serverCertificate.path)\"",
+                "  - \"\(certificates.serverKey.path)\"",
+            ]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func freePort() -> Int {
+        let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)
+        close(descriptor)
+        return port
+    }
+
+    /// Ready when the c2s port accepts and the API answers (the node has started every module).
+    private static func waitUntilReady(port: Int, apiPort: Int, process: Process) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning && ContinuousClock.now < deadline {
+            if let descriptor = try? LoopbackTCP.connect(port: port) {
+                close(descriptor)
+                if let (status, _) = try? post(port: apiPort, path: "/api/status", json: "{}"), status == 200 {
+                    return true
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
+    }
+
+    private static func json(_ arguments: [String: String]) -> String {
+        let data = try! JSONSerialization.data(withJSONObject: arguments, options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// One HTTP/1.1 POST on a connection of its own (`Connection: close`): the status and the body.
+    private static func post(port: Int, path: String, json: String) throws -> (Int, String) {
+        let descriptor = try LoopbackTCP.connect(port: port)
+        defer { close(descriptor) }
+        let body = Array(json.utf8)
+        let head =
+            "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let request = Array(head.utf8) + body
+        var sent = 0
+        while sent < request.count {
+            let written = request[sent...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+            guard written > 0 else { throw Failure(description: "cannot send to ejabberd's API") }
+            sent += written
+        }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            response += buffer[..<count]
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        guard text.hasPrefix("HTTP/1.1 "), let status = Int(text.dropFirst(9).prefix(3)) else {
+            throw Failure(description: "ejabberd's API answered no HTTP response: \(text.prefix(200))")
+        }
+        let bodyText = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
+        return (status, bodyText)
+    }
+}
