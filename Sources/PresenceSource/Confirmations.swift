@@ -136,6 +136,22 @@ final class Confirmations: Sendable {
         }
     }
 
+    /// Last-activity requests for members it answered with 0 seconds `interval` ago or more without a presence
+    /// since: their last session may have ended within that second.
+    func recheckLastActivity(at now: ContinuousClock.Instant = .now, after interval: Duration) -> [UInt8] {
+        state.withLock { state in
+            var members: Set<BareJID> = []
+            for id in state.rounds.keys {
+                for member in state.rounds[id]!.candidates
+                where state.rounds[id]!.members[member]!.needsLastActivityAgain(at: now, after: interval) {
+                    state.rounds[id]!.members[member]!.askingLastActivityAgain()
+                    members.insert(member)
+                }
+            }
+            return Self.lastActivityRequests(for: members, in: &state)
+        }
+    }
+
     private static func lastActivityRequests(for members: some Collection<BareJID>, in state: inout State) -> [UInt8]
     {
         var bytes: [UInt8] = []

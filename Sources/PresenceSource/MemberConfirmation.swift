@@ -27,7 +27,8 @@ struct MemberConfirmation {
     /// The server's answer to last activity was an error (its condition: `subscription-required`, `forbidden`,
     /// `service-unavailable`...): the server will not say when the member has no session.
     private(set) var lastActivityRefusal: String?
-    /// The server answered last activity with 0 seconds: the member has a session now, so presences are due.
+    /// The server answered last activity with 0 seconds: the member has a session now, so presences are due, or
+    /// their last session ended less than a second ago (XEP-0012 counts whole seconds): it is asked again.
     private(set) var hasSession = false
     /// The certain answer, once the member settled; nothing the server says afterwards changes it (later
     /// presences are live changes, applied as such).
@@ -70,6 +71,17 @@ struct MemberConfirmation {
         } else {
             hasSession = true
         }
+    }
+
+    /// Whether to ask last activity again: it said 0 seconds at least `interval` ago and no presence has come.
+    func needsLastActivityAgain(at now: ContinuousClock.Instant, after interval: Duration) -> Bool {
+        guard final == nil, verdict == nil, hasSession, let lastStatement else { return false }
+        return now - lastStatement >= interval
+    }
+
+    /// Last activity is asked again.
+    mutating func askingLastActivityAgain() {
+        hasSession = false
     }
 
     /// The server refused or does not support last activity for the member.

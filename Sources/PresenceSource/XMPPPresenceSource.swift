@@ -257,6 +257,9 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         return nil
     }
 
+    /// XEP-0012 counts whole seconds: `0` may mean a session ended less than this long ago.
+    static let lastActivityGranularity: Duration = .seconds(1)
+
     /// Makes the storage agree with every answer that became certain, ends the rounds they complete, and asks
     /// again about snapshot members with no certain answer, until the session ends.
     private func settleAnswers(sender: XMPPStanzaSender) async {
@@ -269,6 +272,10 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 reconcile(settled, at: clock())
             }
             for round in finished { finish(round, at: now) }
+            let recheck = confirmations.recheckLastActivity(at: now, after: Self.lastActivityGranularity)
+            if !recheck.isEmpty {
+                do { try await sender.send(recheck) } catch { return }
+            }
             for (id, started) in confirmations.rounds(.snapshot) + confirmations.rounds(.rosterAddition)
             where now - (lastAsked[id] ?? started) >= answering.reaskInterval {
                 lastAsked[id] = now

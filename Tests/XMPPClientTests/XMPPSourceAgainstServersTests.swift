@@ -39,7 +39,7 @@ struct XMPPSourceAgainstServersTests {
         // Three available resources; Prosody also answers the probe of an offline member with an unavailable
         // presence (carol's), ejabberd with nothing (last activity says she has no session).
         #expect(status.presencesReceived == (server == .prosody ? 4 : 3))
-        #expect(status.snapshotUnconfirmed == 0 && status.warning == nil)
+        #expect(status.snapshotUnconfirmed == 0 && status.warning == nil, "\(status)")
         _ = (alicePhone, aliceDesk, bob, dave)
     }
 
