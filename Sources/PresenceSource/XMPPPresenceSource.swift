@@ -253,7 +253,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 guard Task.isCancelled else { throw error }
             }
         }
-        await session.close()
+        await session.closeGracefully()
         return nil
     }
 

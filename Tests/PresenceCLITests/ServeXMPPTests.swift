@@ -3,7 +3,8 @@ import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
-/// `presence serve --xmpp-jid` against a real Prosody: the operator's setup from the README, end to end.
+/// `presence serve --xmpp-jid` against a real Prosody and a real ejabberd: the operator's setup from the README, end
+/// to end.
 @Suite("presence serve watching a real XMPP server", .serialized)
 struct ServeXMPPTests {
     static let password = "watch-them-all ✓"
@@ -26,8 +27,8 @@ struct ServeXMPPTests {
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     }
 
-    @Test func theServiceShowsTheRostersLiveStatusesAndSaysWhenTheyAreNoLongerLive() async throws {
-        let server = try ProsodyServer(
+    @Test(arguments: XMPPServerKind.allCases) func theServiceShowsTheRostersLiveStatusesAndSaysWhenTheyAreNoLongerLive(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(
             accounts: ["watcher": ServeXMPPTests.password, "alice": "a", "bob": "b", "zed": "z"],
             groups: ["Staff": ["watcher", "alice", "bob"]])
         defer { server.stop() }
@@ -75,11 +76,11 @@ struct ServeXMPPTests {
         _ = alice
     }
 
-    @Test func anLRUServiceRefillsLostMembersByProbeAndSaysWhereEachAnswerCameFrom() async throws {
+    @Test(arguments: XMPPServerKind.allCases) func anLRUServiceRefillsLostMembersByProbeAndSaysWhereEachAnswerCameFrom(on kind: XMPPServerKind) async throws {
         let members = (1 ... 6).map { "m\($0)" }
         var accounts = Dictionary(uniqueKeysWithValues: members.map { ($0, "pw") })
         accounts["watcher"] = ServeXMPPTests.password
-        let server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members])
+        let server = try kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members])
         defer { server.stop() }
         var sessions: [MemberClient] = []
         for member in members {
@@ -137,11 +138,11 @@ struct ServeXMPPTests {
         _ = sessions
     }
 
-    @Test func aServiceKilledWithSIGKILLHasEveryStatusBackFromTheServersSnapshotWhenStartedAgain() async throws {
+    @Test(arguments: XMPPServerKind.allCases) func aServiceKilledWithSIGKILLHasEveryStatusBackFromTheServersSnapshotWhenStartedAgain(on kind: XMPPServerKind) async throws {
         let members = (1 ... 6).map { "p\($0)" }
         var accounts = Dictionary(uniqueKeysWithValues: members.map { ($0, "pw") })
         accounts["watcher"] = ServeXMPPTests.password
-        let server = try ProsodyServer(accounts: accounts, groups: ["Staff": ["watcher"] + members])
+        let server = try kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members])
         defer { server.stop() }
         func login(_ member: String, status: String, show: String? = nil) async throws -> MemberClient {
             let session = try await MemberClient(member, password: "pw", resource: "desk", server: server.endpoint)
@@ -193,8 +194,8 @@ struct ServeXMPPTests {
         _ = sessions
     }
 
-    @Test func aServerWithAPrivateCAIsWatchedOverVerifiedTLS() async throws {
-        let server = try ProsodyServer(
+    @Test(arguments: XMPPServerKind.allCases) func aServerWithAPrivateCAIsWatchedOverVerifiedTLS(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(
             accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]],
             tls: true)
         defer { server.stop() }
@@ -213,6 +214,40 @@ struct ServeXMPPTests {
         let source = try #require(try stats(port: service.httpPort)?["source"] as? [String: Any])
         #expect(source["encrypted"] as? Bool == true)
         _ = alice
+    }
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func sigtermClosesTheXMPPStreamAndExitsPromptly(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(
+            accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]])
+        defer { server.stop() }
+        let service = try RunningServer([
+            "--xmpp-jid", "watcher@\(server.domain)", "--xmpp-password-file", try passwordFile(in: server.directory),
+            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port),
+        ])
+        defer { _ = service.stop() }
+        #expect(
+            try await eventually {
+                (try stats(port: service.httpPort)?["source"] as? [String: Any])?["live"] as? Bool == true
+            })
+        let started = ContinuousClock.now
+        #expect(service.stop() == 0)
+        let took = started.duration(to: .now)
+        // Generous for a loaded machine (ThreadSanitizer); an unclosed stream made it 5 s and more.
+        #expect(took < .seconds(3), "SIGTERM took \(took)")
+        print("SIGTERM with an XMPP session on \(kind) exited after \(took)")
+        #expect(service.log.contains("XMPP source stopped"))
+        if kind == .ejabberd {
+            // ejabberd logs how each session ended: a stream the client closed is not a lost connection.
+            let logFile = server.directory.appendingPathComponent("ejabberd.log")
+            func closing() -> [Substring] {
+                let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+                return log.split(separator: "\n").filter { $0.contains("Closing c2s session for watcher@") }
+            }
+            #expect(try await eventually(timeout: .seconds(10)) { !closing().isEmpty })
+            print(closing().joined(separator: "\n"))
+            #expect(closing().allSatisfy { !$0.contains("connection closed") }, "\(closing())")
+        }
     }
 
     @Test func anXMPPAccountWithoutAPasswordFileIsRefusedBeforeStarting() throws {

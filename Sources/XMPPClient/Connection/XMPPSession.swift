@@ -68,6 +68,20 @@ public final class XMPPSession {
         try? await send(writer.bytes)
     }
 
+    /// Ends the stream politely, also from a cancelled task (a service that is stopping): writes
+    /// `</stream:stream>` on the connection itself and waits up to `timeout` for the server to close its side, so
+    /// the server ends the session as a logout rather than a lost connection.
+    public func closeGracefully(timeout: Duration = .milliseconds(500)) async {
+        var writer = XMPPWriter()
+        writer.closeStream()
+        let bytes = writer.bytes
+        let channel = channel
+        try? await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
+        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
+        try? await channel.closeFuture.get()
+        deadline.cancel()
+    }
+
     /// Pings the server when it has been silent for `interval`, and closes the connection as dead when nothing
     /// arrives for `interval + timeout`. Runs on the connection's event loop until cancelled.
     func startKeepAlive(_ keepAlive: KeepAlive?) -> RepeatedTask? {
