@@ -80,6 +80,7 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_reconnects", factory: factory).record(source.reconnects)
             Gauge(label: "presence_xmpp_connect_attempts", factory: factory).record(source.connectAttempts)
             Gauge(label: "presence_xmpp_presences_received", factory: factory).record(source.presencesReceived)
+            Gauge(label: "presence_xmpp_snapshot_unconfirmed", factory: factory).record(source.snapshotUnconfirmed)
         }
         if let probes {
             let outcomes = [

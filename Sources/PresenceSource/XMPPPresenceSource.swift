@@ -328,6 +328,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 guard state.snapshotRound == round.round else { return false }
                 state.snapshotComplete = true
                 state.snapshotUnconfirmed = 0
+                state.warning = nil
                 state.lastSnapshotDuration = duration
                 state.markedOffline += round.offline
                 return true

@@ -19,15 +19,21 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
     /// Roster members whose presence the server sends to the watcher.
     public var rosterSize: Int
     public var presencesReceived: Int
-    /// Members set offline because a snapshot reported nothing for them.
+    /// Members set offline because the server said, in a snapshot, that they had no available resource.
     public var markedOffline: Int
+    /// Roster members the current snapshot has no certain answer for yet: while above 0, `live` is false.
+    public var snapshotUnconfirmed: Int
+    /// Why statuses are not all known, when the source can tell (the server shares no member's presence with the
+    /// watcher, refuses last activity, or has not answered).
+    public var warning: String?
     public var lastSnapshotMilliseconds: Double?
     public var lastError: String?
 
     public init(
         kind: String, jid: String, server: String, connected: Bool, live: Bool, encrypted: Bool,
         connectedSince: String?, disconnectedSince: String?, connectAttempts: Int, reconnects: Int, rosterSize: Int,
-        presencesReceived: Int, markedOffline: Int, lastSnapshotMilliseconds: Double?, lastError: String?
+        presencesReceived: Int, markedOffline: Int, snapshotUnconfirmed: Int = 0, warning: String? = nil,
+        lastSnapshotMilliseconds: Double?, lastError: String?
     ) {
         self.kind = kind
         self.jid = jid
@@ -42,6 +48,8 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
         self.rosterSize = rosterSize
         self.presencesReceived = presencesReceived
         self.markedOffline = markedOffline
+        self.snapshotUnconfirmed = snapshotUnconfirmed
+        self.warning = warning
         self.lastSnapshotMilliseconds = lastSnapshotMilliseconds
         self.lastError = lastError
     }
@@ -63,6 +71,8 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("reconnects"); writer.int(reconnects)
             writer.key("rosterSize"); writer.int(rosterSize)
             writer.key("server"); writer.string(server)
+            writer.key("snapshotUnconfirmed"); writer.int(snapshotUnconfirmed)
+            writer.key("warning"); writer.string(warning)
         }
     }
 }

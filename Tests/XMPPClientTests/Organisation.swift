@@ -18,14 +18,24 @@ final class Organisation: Sendable {
     /// - Parameters:
     ///   - rosterOnly: more people in the group who have no account (nobody logs in as them).
     ///   - storage: where the watcher keeps statuses (an evicting one for the refill tests).
-    init(
+    convenience init(
         on kind: XMPPServerKind, members: [String], outsiders: [String] = [], rosterOnly: [String] = [],
         watcherPassword: String = Organisation.password, storage: any MemoryStorage = DictionaryMemoryStorage(),
         answering: XMPPPresenceSource.AnswerConfiguration = .init()
     ) throws {
         var accounts = Dictionary(uniqueKeysWithValues: (members + outsiders).map { ($0, Organisation.password) })
         accounts["watcher"] = Organisation.password
-        server = try kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
+        let server = try kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
+        try self.init(server: server, watcherPassword: watcherPassword, storage: storage, answering: answering)
+    }
+
+    /// Watches as `watcher` on a server the test set up itself.
+    init(
+        server: any XMPPTestServer, watcherPassword: String = Organisation.password,
+        storage: any MemoryStorage = DictionaryMemoryStorage(),
+        answering: XMPPPresenceSource.AnswerConfiguration = .init()
+    ) throws {
+        self.server = server
         self.storage = storage
         source = XMPPPresenceSource(
             configuration: XMPPClientConfiguration(

@@ -192,4 +192,68 @@ struct ProbeRefillAgainstServersTests {
         #expect(answers.allSatisfy { $0.probeFailure == .notConnected })
         #expect(lookup.statistics.notConnected == lost.count && lookup.statistics.sent == 0)
     }
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func noOnlineMemberIsEverAnsweredOfflineWhateverOrderTheServerAnswersIn(on server: XMPPServerKind) async throws {
+        // Thirty people, twenty online (every fourth on two devices), into an LRU that holds five: most lookups
+        // are probes, one at a time and in batches, and the server answers in whatever order it does.
+        let people = (1 ... 30).map { String(format: "person%02d", $0) }
+        let online = Array(people.prefix(20))
+        let organisation = try Organisation(on: server, members: people, storage: LRUMemoryStorage(countLimit: 5))
+        defer { organisation.stop() }
+        var sessions: [MemberClient] = []
+        for (index, person) in online.enumerated() {
+            let desk = try await organisation.member(person, resource: "desk")
+            try await desk.available(show: "away", status: "\(person) at the desk", priority: 1)
+            sessions.append(desk)
+            if index % 4 == 0 {
+                let phone = try await organisation.member(person, resource: "phone")
+                try await phone.available(show: "dnd", status: "\(person) on the phone", priority: 5)
+                sessions.append(phone)
+            }
+        }
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        let lookup = PresenceLookup(
+            storage: organisation.storage, prober: organisation.source,
+            configuration: .init(probeTimeout: .seconds(30), probesPerSecond: 10_000))
+        func expected(_ person: String) -> String? {
+            guard let index = online.firstIndex(of: person) else { return nil }
+            return index % 4 == 0 ? "\(person) on the phone" : "\(person) at the desk"
+        }
+        var wrong: [String] = []
+        for round in 1 ... 3 {
+            for person in people {
+                let answer = await lookup.lookup(organisation.bare(person), policy: .cacheElseProbe)
+                if answer.shownStatus != .some(expected(person)) { wrong.append("\(person) \(answer.shownStatus)") }
+            }
+            let batch = await lookup.lookup(people.map(organisation.bare), policy: .probe)
+            for (person, answer) in zip(people, batch) where answer.shownStatus != .some(expected(person)) {
+                wrong.append("round \(round) batch: \(person) \(answer.shownStatus) \(answer.probeFailure as Any)")
+            }
+        }
+        #expect(wrong.isEmpty, "\(wrong)")
+        #expect(lookup.statistics.timedOut == 0 && lookup.statistics.answered == lookup.statistics.sent)
+        _ = sessions
+    }
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func probingOnlineMembersNeverFlapsTheirStatusOnTheChangeStream(on server: XMPPServerKind) async throws {
+        let office = try await Office.start(on: server, countLimit: 100)
+        defer { office.stop() }
+        let changes = Locked<[StorageChange]>([])
+        office.organisation.storage.setChangeObserver { change in changes.withLock { $0.append(change) } }
+        defer { office.organisation.storage.setChangeObserver(nil) }
+        let lookup = office.lookup()
+        let watched = Office.online.prefix(5).map(office.organisation.bare)
+        for _ in 0 ..< 5 {
+            for member in watched {
+                let answer = await lookup.lookup(member, policy: .probe)
+                #expect(answer.origin == .probe && answer.shownStatus == .some("status of \(member.localpart!)"))
+            }
+        }
+        let flaps = changes.withLock { $0 }.filter { watched.contains($0.key) && $0.new.state != .available }
+        #expect(flaps.isEmpty, "25 probes of online members published \(flaps.count) changes away from available")
+        #expect(lookup.statistics.answered == 25)
+    }
 }

@@ -211,6 +211,47 @@ struct XMPPSourceAgainstServersTests {
         _ = alice
     }
 
+    @Test func aGroupSharedWithTheWatcherOnlyIsNamedAsTheCauseAndNobodyIsShownOffline() async throws {
+        // ejabberd's shared roster groups are one-way: the people's group displayed to the watchers' group gives
+        // the watcher a full roster, but the people do not have the watcher as a contact, so the server sends no
+        // presence of theirs and refuses last activity (subscription-required).
+        let server = try EjabberdServer(
+            accounts: ["watcher": Organisation.password, "alice": Organisation.password, "bob": Organisation.password])
+        defer { server.stop() }
+        let host = server.domain
+        try server.api("srg_create", ["group": "people", "host": host, "label": "People", "description": "", "display": ""])
+        try server.api(
+            "srg_create", ["group": "watchers", "host": host, "label": "Watchers", "description": "", "display": "people"])
+        for person in ["alice", "bob"] {
+            try server.api("srg_user_add", ["user": person, "host": host, "group": "people", "grouphost": host])
+        }
+        try server.api("srg_user_add", ["user": "watcher", "host": host, "group": "watchers", "grouphost": host])
+        let organisation = try Organisation(server: server, answering: .init(reaskInterval: .seconds(1)))
+        defer { organisation.stop() }
+        let alice = try await organisation.member("alice")
+        try await alice.available(status: "Here all along")
+
+        organisation.startWatching()
+        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.warning != nil })
+        let status = organisation.source.status
+        #expect(status.connected && status.rosterSize == 2)
+        #expect(!status.snapshotComplete && !organisation.source.isLive, "not live while nobody is known")
+        #expect(status.snapshotUnconfirmed == 2)
+        #expect(status.warning?.contains("displayed both ways") == true, "\(status.warning ?? "")")
+        #expect(organisation.state(of: "alice") == .unknown, "never offline: the server said nothing about her")
+        #expect(organisation.state(of: "bob") == .unknown)
+
+        // Displayed both ways, the server shares their presence: the snapshot completes, exact.
+        try server.api(
+            "srg_create", ["group": "people", "host": host, "label": "People", "description": "", "display": "watchers"])
+        let again = try await organisation.member("alice", resource: "phone")
+        try await again.available(status: "Now visible")
+        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.isLive })
+        #expect(organisation.state(of: "alice") == .available)
+        #expect(organisation.state(of: "bob") == .offline)
+        _ = (alice, again)
+    }
+
     @Test(arguments: XMPPServerKind.allCases) func aWrongPasswordIsAClearErrorAndNotARetryStorm(on server: XMPPServerKind) async throws {
         let organisation = try Organisation(on: server, members: ["alice"], watcherPassword: "wrong")
         defer { organisation.stop() }

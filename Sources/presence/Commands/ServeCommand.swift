@@ -109,7 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
             sourceLogger[metadataKey: "source"] = "xmpp"
             source = XMPPPresenceSource(
                 configuration: client, storage: store, decoder: streamOptions.decoder, backoff: xmppOptions.backoff,
-                logger: sourceLogger)
+                answering: xmppOptions.answering, logger: sourceLogger)
         }
         let server = PresenceServer(
             configuration: configuration, storage: store, pressureSources: sources, xmppSource: source,

@@ -61,6 +61,10 @@ struct StatsCommand: ParsableCommand {
                         "\(Format.count(source.reconnects)) (\(Format.count(source.connectAttempts)) attempts)",
                     ],
                 ]
+                if source.snapshotUnconfirmed > 0 {
+                    table.rows.append(["unconfirmed", "\(Format.count(source.snapshotUnconfirmed)) roster members"])
+                }
+                if let warning = source.warning { table.rows.append(["warning", warning]) }
                 if let error = source.lastError { table.rows.append(["last error", error]) }
             } else {
                 table.rows.append(["source", "feed port only"])

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PresenceModel
+import PresenceSource
 import PresenceStore
 import XMPPClient
 
@@ -67,6 +68,25 @@ struct XMPPOptions: ParsableArguments {
         help: "Most users probed per second; queries over it answer at once with rate-limited (default 200).")
     var probesPerSecond: Double = PresenceLookup.Configuration.defaultProbesPerSecond
 
+    @Option(
+        name: .customLong("xmpp-settle"),
+        help: ArgumentHelp(
+            "Milliseconds a member must stay quiet after an available presence before an answer counts as having all "
+                + "their resources (default 50).",
+            discussion: "The server sends one presence per resource, from as many processes on ejabberd, in no "
+                + "promised order; an offline answer never waits."))
+    var settleMilliseconds: Int = Int(XMPPPresenceSource.AnswerConfiguration.defaultSettle / .milliseconds(1))
+
+    @Option(
+        name: .customLong("xmpp-reask-interval"),
+        help: "Seconds between asking again about roster members the snapshot has no certain answer for (default 10).")
+    var reaskIntervalSeconds: Int = Int(XMPPPresenceSource.AnswerConfiguration.defaultReaskInterval.components.seconds)
+
+    /// How the source decides that the server has answered about a member.
+    var answering: XMPPPresenceSource.AnswerConfiguration {
+        .init(settle: .milliseconds(settleMilliseconds), reaskInterval: .seconds(reaskIntervalSeconds))
+    }
+
     /// How queries refill lost users by probe.
     var lookupConfiguration: PresenceLookup.Configuration {
         PresenceLookup.Configuration(
@@ -78,6 +98,10 @@ struct XMPPOptions: ParsableArguments {
         guard probeTimeoutSeconds.isFinite, probeTimeoutSeconds >= 0.001, probeTimeoutSeconds <= 3600 else {
             throw ValidationError("--probe-timeout must be between 0.001 and 3600 seconds")
         }
+        guard (0 ... 10_000).contains(settleMilliseconds) else {
+            throw ValidationError("--xmpp-settle must be between 0 and 10000 milliseconds")
+        }
+        guard reaskIntervalSeconds >= 1 else { throw ValidationError("--xmpp-reask-interval must be at least 1") }
         guard probesPerSecond.isFinite, probesPerSecond > 0 else {
             throw ValidationError("--probe-rate must be a positive number of probes per second")
         }
