@@ -81,6 +81,7 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_connect_attempts", factory: factory).record(source.connectAttempts)
             Gauge(label: "presence_xmpp_presences_received", factory: factory).record(source.presencesReceived)
             Gauge(label: "presence_xmpp_snapshot_unconfirmed", factory: factory).record(source.snapshotUnconfirmed)
+            Gauge(label: "presence_xmpp_partial_users", factory: factory).record(source.partialUsers)
         }
         if let probes {
             let outcomes = [

@@ -34,6 +34,8 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// The roster members whose presence the watcher receives: the only users a probe is answered for.
     private let watched = Locked<Set<BareJID>>([])
     private let confirmations = Confirmations()
+    /// Members whose stored entry was rebuilt after a loss from one resource's presence, not confirmed since.
+    private let partial = Locked<Set<BareJID>>([])
     private let pendingProbes: PendingProbes
     private let answering: AnswerConfiguration
 
@@ -79,12 +81,21 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     }
 
     /// The source's state now.
-    public var status: XMPPSourceStatus { state.withLock { $0 } }
+    public var status: XMPPSourceStatus {
+        var status = state.withLock { $0 }
+        status.partialUsers = partialCount
+        return status
+    }
 
     /// Whether what the storage shows is live: a session is logged in and its snapshot is complete.
     public var isLive: Bool { state.withLock { $0.connected && $0.snapshotComplete } }
 
     public func isProbeable(_ jid: BareJID) -> Bool { watched.withLock { $0.contains(jid) } }
+
+    public func isPartial(_ jid: BareJID) -> Bool { partial.withLock { $0.contains(jid) } }
+
+    /// How many members' entries are partial now (see ``isPartial(_:)``).
+    public var partialCount: Int { partial.withLock { $0.count } }
 
     /// Whether a session is up and its roster known.
     public var isConnected: Bool { pendingProbes.isOpen }
@@ -173,7 +184,10 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
         let ownAccount = try? BareJID(String(session.bareJID))
         let ingest = IngestSession(storage: storage, decoder: decoder, clock: clock)
-        ingest.willApply = { update, time in confirmations.record(update, receivedAt: time) }
+        ingest.willApply = { [self] update, time in
+            confirmations.record(update, receivedAt: time)
+            notePartial(update)
+        }
         let sender = session.sender
         try await session.send(RosterQuery.request(id: "roster-1"))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -286,9 +300,25 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
     }
 
+    /// Notes, before an update is applied, whether it rebuilds a member the storage lost: one resource's presence
+    /// says nothing of the member's others, so the rebuilt entry is partial until the server confirms it. An
+    /// unavailable presence from the bare JID says everything (no resource at all): the entry is complete.
+    private func notePartial(_ update: PresenceUpdate) {
+        let member = update.from.bare
+        if update.from.resource == nil && update.availability == .unavailable {
+            partial.withLock { _ = $0.remove(member) }
+            return
+        }
+        // The lookup makes the member the most recently used entry of an LRU: it is not the one evicted before
+        // the update lands.
+        guard case .lost = storage.lookup(member), isProbeable(member) else { return }
+        partial.withLock { _ = $0.insert(member) }
+    }
+
     /// One member's certain answer, written to the storage (called under the confirmations' lock).
     private func reconcile(_ settled: Confirmations.Settled, at now: PresenceTime) {
         let member = settled.member
+        partial.withLock { _ = $0.remove(member) }
         // A member taken off the roster meanwhile is left alone: the storage forgot them on purpose.
         guard isProbeable(member) else { return }
         switch settled.verdict {
@@ -385,7 +415,10 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// A new roster from the server: members no longer on it are forgotten (`unknown`: nobody watches them).
     private func replaceRoster(_ roster: inout [BareJID: RosterItem], with items: [RosterItem]) {
         let new = Dictionary(items.map { ($0.jid, $0) }, uniquingKeysWith: { _, last in last })
-        for removed in roster.keys where new[removed] == nil { storage.remove(removed) }
+        for removed in roster.keys where new[removed] == nil {
+            storage.remove(removed)
+            partial.withLock { _ = $0.remove(removed) }
+        }
         roster = new
         let members = watchedMembers(roster)
         watched.withLock { $0 = members }

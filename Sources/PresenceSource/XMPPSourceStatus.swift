@@ -25,6 +25,9 @@ public struct XMPPSourceStatus: Sendable, Hashable {
     public var markedOffline = 0
     /// Roster members the current snapshot has no certain answer for yet (counted when they are asked again).
     public var snapshotUnconfirmed = 0
+    /// Members whose stored entry was rebuilt after a loss from one resource's presence and not confirmed by the
+    /// server since: they may have resources it does not show (the default lookup policy refills them).
+    public var partialUsers = 0
     /// Why statuses are not all known, when the source can tell: the server shares no member's presence with
     /// the watcher, refuses last activity, or has not answered.
     public var warning: String?

@@ -29,12 +29,16 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     /// Why the presence server was not asked, or did not answer, when the lookup policy wanted it:
     /// `not-a-member`, `not-connected`, `rate-limited` or `timeout`.
     public var probeFailure: ProbeFailure?
+    /// True when the stored answer was rebuilt after a loss from one resource's presence and the server has not
+    /// confirmed it since: the user may have other resources it does not show.
+    public var partial = false
 
     /// A lookup's answer.
     public init(_ answer: LookupAnswer, live: Bool? = nil) {
         self.init(jid: answer.jid, stored: answer.stored, live: live)
         origin = answer.origin
         probeFailure = answer.probeFailure
+        partial = answer.isPartial
     }
 
     /// The storage's answer, as a `cache-only` lookup gives it.
@@ -70,7 +74,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     public func write(to writer: inout JSONWriter) {
         PresenceQueryResult.writeMembers(
             to: &writer, attendance: attendance, cause: cause, jid: jid, live: live, origin: origin,
-            priority: priority, probeFailure: probeFailure, resource: { $0.string(resource) }, show: show,
+            partial: partial, priority: priority, probeFailure: probeFailure, resource: { $0.string(resource) }, show: show,
             since: { $0.string(since) }, state: state, status: { $0.string(status) })
     }
 
@@ -81,7 +85,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         func write(_ state: PresenceState, origin: AnswerOrigin, cause: RemovalCause? = nil) {
             writeMembers(
                 to: &writer, attendance: nil, cause: cause, jid: jid.rawValue, live: live, origin: origin,
-                priority: nil, probeFailure: nil, resource: { $0.null() }, show: nil, since: { $0.null() },
+                partial: false, priority: nil, probeFailure: nil, resource: { $0.null() }, show: nil, since: { $0.null() },
                 state: state, status: { $0.null() })
         }
         switch stored {
@@ -91,7 +95,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         case .present(let shown?):
             writeMembers(
                 to: &writer, attendance: shown.attendance, cause: nil, jid: jid.rawValue, live: live,
-                origin: .storage, priority: shown.isAvailable ? Int(shown.priority) : nil, probeFailure: nil,
+                origin: .storage, partial: false, priority: shown.isAvailable ? Int(shown.priority) : nil, probeFailure: nil,
                 resource: { writer in
                     if shown.resource.isEmpty { writer.null() } else { writer.string(utf8: shown.resource) }
                 },
@@ -114,7 +118,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     /// The members in sorted order, every one written, null or not: the one place that decides the layout.
     private static func writeMembers(
         to writer: inout JSONWriter, attendance: Attendance?, cause: RemovalCause?, jid: String, live: Bool?,
-        origin: AnswerOrigin, priority: Int?, probeFailure: ProbeFailure?, resource: (inout JSONWriter) -> Void,
+        origin: AnswerOrigin, partial: Bool, priority: Int?, probeFailure: ProbeFailure?, resource: (inout JSONWriter) -> Void,
         show: PresenceShow?, since: (inout JSONWriter) -> Void, state: PresenceState,
         status: (inout JSONWriter) -> Void
     ) {
@@ -125,6 +129,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("live")
             if let live { writer.bool(live) } else { writer.null() }
             writer.key("origin"); writer.string(origin.rawValue)
+            writer.key("partial"); writer.bool(partial)
             writer.key("priority"); writer.int(priority)
             writer.key("probeFailure"); writer.string(probeFailure?.rawValue)
             writer.key("resource"); resource(&writer)

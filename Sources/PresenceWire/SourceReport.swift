@@ -21,6 +21,9 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
     public var presencesReceived: Int
     /// Members set offline because the server said, in a snapshot, that they had no available resource.
     public var markedOffline: Int
+    /// Members whose stored entry was rebuilt after a loss from one resource's presence and not confirmed since:
+    /// what `compare` counts as stale when such an entry differs from the truth.
+    public var partialUsers: Int
     /// Roster members the current snapshot has no certain answer for yet: while above 0, `live` is false.
     public var snapshotUnconfirmed: Int
     /// Why statuses are not all known, when the source can tell (the server shares no member's presence with the
@@ -32,7 +35,7 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
     public init(
         kind: String, jid: String, server: String, connected: Bool, live: Bool, encrypted: Bool,
         connectedSince: String?, disconnectedSince: String?, connectAttempts: Int, reconnects: Int, rosterSize: Int,
-        presencesReceived: Int, markedOffline: Int, snapshotUnconfirmed: Int = 0, warning: String? = nil,
+        presencesReceived: Int, markedOffline: Int, snapshotUnconfirmed: Int = 0, partialUsers: Int = 0, warning: String? = nil,
         lastSnapshotMilliseconds: Double?, lastError: String?
     ) {
         self.kind = kind
@@ -49,6 +52,7 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
         self.presencesReceived = presencesReceived
         self.markedOffline = markedOffline
         self.snapshotUnconfirmed = snapshotUnconfirmed
+        self.partialUsers = partialUsers
         self.warning = warning
         self.lastSnapshotMilliseconds = lastSnapshotMilliseconds
         self.lastError = lastError
@@ -67,6 +71,7 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("lastSnapshotMilliseconds"); writer.double(lastSnapshotMilliseconds)
             writer.key("live"); writer.bool(live)
             writer.key("markedOffline"); writer.int(markedOffline)
+            writer.key("partialUsers"); writer.int(partialUsers)
             writer.key("presencesReceived"); writer.int(presencesReceived)
             writer.key("reconnects"); writer.int(reconnects)
             writer.key("rosterSize"); writer.int(rosterSize)

@@ -256,4 +256,45 @@ struct ProbeRefillAgainstServersTests {
         #expect(flaps.isEmpty, "25 probes of online members published \(flaps.count) changes away from available")
         #expect(lookup.statistics.answered == 25)
     }
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func aMemberRebuiltFromOneResourceAfterALossIsPartialUntilTheServerConfirmsThem(on server: XMPPServerKind)
+        async throws
+    {
+        // An LRU of one: whoever changes last is held, the other is lost.
+        let organisation = try Organisation(
+            on: server, members: ["ann", "ben"], storage: LRUMemoryStorage(countLimit: 1))
+        defer { organisation.stop() }
+        let desk = try await organisation.member("ann", resource: "desk")
+        try await desk.available(show: "dnd", status: "Focus time", priority: 10)
+        let phone = try await organisation.member("ann", resource: "phone")
+        try await phone.available(show: "away", status: "On the phone", priority: 1)
+        let ben = try await organisation.member("ben")
+        try await ben.available(status: "Ben is in")
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        try await ben.available(status: "Ben again")
+        #expect(try await eventually { organisation.shown("ben")?.details.status == "Ben again" })
+        #expect(organisation.state(of: "ann") == .lost)
+
+        // Ann's phone changes: the storage rebuilds her from the phone alone, though her desk (dnd, priority 10)
+        // is what she shows.
+        try await phone.available(show: "away", status: "Still on the phone", priority: 1)
+        #expect(try await eventually { organisation.shown("ann")?.details.status == "Still on the phone" })
+        let ann = organisation.bare("ann")
+        #expect(organisation.source.isPartial(ann))
+        #expect(organisation.source.status.partialUsers == 1)
+        let lookup = PresenceLookup(
+            storage: organisation.storage, prober: organisation.source, configuration: .init(probeTimeout: .seconds(30)))
+        let cached = await lookup.lookup(ann, policy: .cacheOnly)
+        #expect(cached.origin == .storage && cached.isPartial, "an answer from memory says it may be incomplete")
+        let refilled = await lookup.lookup(ann)
+        #expect(refilled.origin == .probe, "the default policy refills a partial entry")
+        #expect(!refilled.isPartial)
+        #expect(refilled.stored.presence?.status?.presence.details.status == "Focus time")
+        #expect(Set(refilled.stored.presence?.availableResources.map(\.resource) ?? []) == ["desk", "phone"])
+        #expect(!organisation.source.isPartial(ann) && organisation.source.status.partialUsers == 0)
+        _ = (desk, phone, ben)
+    }
 }
+

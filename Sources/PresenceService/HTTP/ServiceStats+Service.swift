@@ -35,7 +35,7 @@ extension SourceReport {
             disconnectedSince: status.disconnectedSince?.description,
             connectAttempts: status.connectAttempts, reconnects: status.reconnects, rosterSize: status.rosterSize,
             presencesReceived: status.presencesReceived, markedOffline: status.markedOffline,
-            snapshotUnconfirmed: status.snapshotUnconfirmed, warning: status.warning,
+            snapshotUnconfirmed: status.snapshotUnconfirmed, partialUsers: status.partialUsers, warning: status.warning,
             lastSnapshotMilliseconds: status.lastSnapshotDuration.map {
                 Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15
             },

@@ -8,6 +8,9 @@ public struct LookupAnswer: Hashable, Sendable {
     public var origin: AnswerOrigin
     /// Set when the policy called for a probe and there is no probe answer.
     public var probeFailure: ProbeFailure?
+    /// The stored presence was rebuilt after a loss from one resource's presence and not confirmed since: it may
+    /// lack the user's other resources (``PresenceProber/isPartial(_:)``).
+    public var isPartial = false
 
     public init(jid: BareJID, stored: StoredPresence, origin: AnswerOrigin, probeFailure: ProbeFailure? = nil) {
         self.jid = jid

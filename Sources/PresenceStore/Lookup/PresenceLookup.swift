@@ -112,8 +112,10 @@ public final class PresenceLookup: Sendable {
             case .failure(let failure):
                 // The storage may have heard from the user meanwhile (a live update); otherwise it is still lost.
                 answers[index] = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: failure)
+                answers[index].isPartial = answers[index].origin == .storage && prober.isPartial(jid)
             case nil:
                 answers[index] = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: .timeout)
+                answers[index].isPartial = answers[index].origin == .storage && prober.isPartial(jid)
             }
         }
         return answers
@@ -133,6 +135,8 @@ public final class PresenceLookup: Sendable {
         let policy = policy ?? defaultPolicy
         guard policy != .probe else { return false }
         for jid in jids {
+            // A partial entry's answer says so, which this path does not write.
+            if let prober, prober.isPartial(jid) { return false }
             let answered = storage.withShownPresence(jid) { stored -> Bool in
                 switch (policy, stored) {
                 case (.cacheElseProbe, .lost), (.cacheElseProbe, .unknown):
@@ -149,11 +153,16 @@ public final class PresenceLookup: Sendable {
 
     /// The storage's answers, and the indices of those the policy wants probed.
     private func storageAnswers(_ jids: [BareJID], policy: LookupPolicy) -> ([LookupAnswer], [Int]) {
-        let answers = jids.map { LookupAnswer(jid: $0, fromStorage: storage.lookup($0)) }
+        let answers = jids.map { jid in
+            var answer = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid))
+            if answer.origin == .storage, let prober, prober.isPartial(jid) { answer.isPartial = true }
+            return answer
+        }
         let wanted = answers.indices.filter { index in
             switch policy {
             case .cacheOnly: false
-            case .cacheElseProbe: answers[index].origin == .none
+            // A partial entry is a miss: the server has the user's whole presence.
+            case .cacheElseProbe: answers[index].origin == .none || answers[index].isPartial
             case .probe: true
             }
         }

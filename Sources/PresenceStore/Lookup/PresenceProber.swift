@@ -11,6 +11,10 @@ public protocol PresenceProber: Sendable {
     /// probed: the server would drop the probe and the lookup would only time out.
     func isProbeable(_ jid: BareJID) -> Bool
 
+    /// Whether the storage's entry for `jid` was rebuilt after a loss from a presence of one resource, and not
+    /// confirmed by the server since: it may lack the user's other resources, so it is no complete answer.
+    func isPartial(_ jid: BareJID) -> Bool
+
     /// Whether probes can be sent now.
     var isConnected: Bool { get }
 
@@ -21,4 +25,9 @@ public protocol PresenceProber: Sendable {
     /// Throws ``ProbeFailure/notConnected`` when the session is down or ends before the answers arrive, and
     /// returns promptly (throwing `CancellationError`) when the calling task is cancelled.
     func probe(_ jids: Set<BareJID>, timeout: Duration) async throws -> [BareJID: UserPresence]
+}
+
+extension PresenceProber {
+    /// A prober that cannot tell: no entry is known to be partial.
+    public func isPartial(_ jid: BareJID) -> Bool { false }
 }

@@ -64,6 +64,9 @@ struct StatsCommand: ParsableCommand {
                 if source.snapshotUnconfirmed > 0 {
                     table.rows.append(["unconfirmed", "\(Format.count(source.snapshotUnconfirmed)) roster members"])
                 }
+                if source.partialUsers > 0 {
+                    table.rows.append(["partial", "\(Format.count(source.partialUsers)) rebuilt from one resource"])
+                }
                 if let warning = source.warning { table.rows.append(["warning", warning]) }
                 if let error = source.lastError { table.rows.append(["last error", error]) }
             } else {
