@@ -41,8 +41,8 @@ struct WireFormatTests {
         let first = try #require((object["results"] as? [[String: Any]])?.first)
         #expect(
             first.keys.sorted() == [
-                "attendance", "cause", "jid", "live", "origin", "priority", "probeFailure", "resource", "show",
-                "since", "state", "status",
+                "attendance", "cause", "jid", "live", "origin", "partial", "priority", "probeFailure", "resource",
+                "show", "since", "state", "status",
             ])
         #expect(first["live"] is NSNull, "without an XMPP source nobody claims the answer is live")
         #expect(first["origin"] as? String == "storage")

@@ -1,16 +1,18 @@
-// Refill by probe against a real Prosody on loopback, measured the way image caches are compared: how long a
+// Refill by probe against a real Prosody or ejabberd on loopback, measured the way image caches are compared: how long a
 // lookup takes by where its answer comes from, and what an evicting storage costs the server instead of losing
 // statuses for good.
 //
-//   swift run --package-path Benchmarks -c release ProbeRefillLoad [members] [lookups/s] [seconds] [gc]
+//   swift run --package-path Benchmarks -c release ProbeRefillLoad [members] [lookups/s] [seconds] [gc] [server]
 //
 // `members` accounts (default 1,000), 80% of them logged in with a status of their own, the rest offline; the
 // watcher is `presence serve`'s own `PresenceServer` with its XMPP source, run in this process. `gc` is
-// Prosody's garbage collector mode: `incremental` (its default) or `generational`.
+// Prosody's garbage collector mode: `incremental` (its default) or `generational`. `server` is `prosody` (the
+// default) or `ejabberd`.
 //
 // 1. Latency, one lookup at a time: through the library (`PresenceLookup`, the code behind the HTTP API) and as
 //    one HTTP GET on a fresh loopback connection. Answered by the dictionary, by an LRU holding the user, by an
-//    LRU of 10% of the roster after eviction (`cache-else-probe`: a refill by probe), and by `probe`.
+//    LRU of 10% of the roster after eviction (`cache-else-probe`: a refill by probe), and by `probe` for an online
+//    member (at several settle windows) and for an offline one.
 // 2. Load: a steady open-loop mix of single-user lookups (Zipf-distributed popularity, s = 1) at `lookups/s` for
 //    `seconds` after a warm-up, with the default probe budget (200/s), for LRUs of 10%, 50% and 90% of the roster
 //    and the dictionary: hit ratio, probes/s sent and refused, latency, and Prosody's CPU.
@@ -34,9 +36,10 @@ let mixSeconds = arguments.dropFirst(2).first ?? 10
 let onlineCount = memberCount * 8 / 10
 
 let garbageCollector = CommandLine.arguments.dropFirst(4).first ?? "incremental"
-let prosody = try LoadProsody(members: memberCount, garbageCollector: garbageCollector)
-defer { prosody.stop() }
-let members = (0 ..< memberCount).map { try! BareJID("\(LoadProsody.member($0))@\(prosody.domain)") }
+let serverKind = CommandLine.arguments.dropFirst(5).first ?? "prosody"
+let server = try startLoadServer(serverKind, members: memberCount, garbageCollector: garbageCollector)
+defer { server.stop() }
+let members = (0 ..< memberCount).map { try! BareJID("\(LoadAccounts.member($0))@\(server.domain)") }
 
 // MARK: Members
 
@@ -48,8 +51,8 @@ let memberTasks = Task {
         for index in 0 ..< onlineCount {
             group.addTask {
                 let configuration = XMPPClientConfiguration(
-                    account: members[index], password: LoadProsody.password, resource: "desk", host: "127.0.0.1",
-                    port: prosody.port, tls: .off, keepAlive: nil)
+                    account: members[index], password: LoadAccounts.password, resource: "desk", host: "127.0.0.1",
+                    port: server.port, tls: .off, keepAlive: nil)
                 do {
                     try await XMPPConnection.withSession(configuration) { session in
                         var writer = XMPPWriter()
@@ -68,7 +71,8 @@ let memberTasks = Task {
 }
 while loggedIn.load(ordering: .relaxed) < onlineCount { try await Task.sleep(for: .milliseconds(20)) }
 report(
-    "Prosody on 127.0.0.1:\(prosody.port) (gc \(garbageCollector)): \(memberCount) members, \(onlineCount) logged in "
+    "\(server.name) on 127.0.0.1:\(server.port)\(serverKind == "prosody" ? " (gc \(garbageCollector))" : ""): "
+        + "\(memberCount) members, \(onlineCount) logged in "
         + "with a status")
 
 // MARK: The service under test
@@ -79,7 +83,7 @@ let logger = {
     return logger
 }()
 
-/// A running `PresenceServer` watching the Prosody as `presence serve --xmpp-jid` does, on `storage`.
+/// A running `PresenceServer` watching the server as `presence serve --xmpp-jid` does, on `storage`.
 struct Watcher {
     let server: PresenceServer
     let httpPort: Int
@@ -89,27 +93,30 @@ struct Watcher {
 
 let watchers = Atomic<Int>(0)
 
-func startWatcher(storage: any MemoryStorage, probesPerSecond: Double) async throws -> Watcher {
+func startWatcher(
+    storage: any MemoryStorage, probesPerSecond: Double,
+    settle: Duration = XMPPPresenceSource.AnswerConfiguration.defaultSettle
+) async throws -> Watcher {
     let resource = "bench-\(watchers.add(1, ordering: .relaxed).newValue)"
     let source = XMPPPresenceSource(
         configuration: XMPPClientConfiguration(
-            account: try BareJID("watcher@\(prosody.domain)"), password: LoadProsody.password, resource: resource,
-            host: "127.0.0.1", port: prosody.port, tls: .off),
-        storage: storage, logger: logger)
-    let server = PresenceServer(
+            account: try BareJID("watcher@\(server.domain)"), password: LoadAccounts.password, resource: resource,
+            host: "127.0.0.1", port: server.port, tls: .off),
+        storage: storage, answering: .init(settle: settle), logger: logger)
+    let service = PresenceServer(
         configuration: ServiceConfiguration(
             feedPort: 0, httpPort: 0, lookup: .init(probesPerSecond: probesPerSecond)),
         storage: storage, xmppSource: source, logger: logger)
     let (started, continuation) = AsyncStream.makeStream(of: (Int, @Sendable () async -> Void).self)
     let group = Task {
-        try await server.run(signals: []) { ports, group in
+        try await service.run(signals: []) { ports, group in
             continuation.yield((ports.http, { await group.triggerGracefulShutdown() }))
         }
     }
     var iterator = started.makeAsyncIterator()
     guard let (httpPort, stop) = await iterator.next() else { fatalError("the service did not start") }
     while !source.isLive { try await Task.sleep(for: .milliseconds(5)) }
-    return Watcher(server: server, httpPort: httpPort, group: group, stop: stop)
+    return Watcher(server: service, httpPort: httpPort, group: group, stop: stop)
 }
 
 func stopWatcher(_ watcher: Watcher) async {
@@ -177,21 +184,27 @@ func row(_ label: String, _ result: (library: (Double, Double), http: (Double, D
 let samples = 2000
 report("\nlookup answered by                          lib p50   lib p99  http p50  http p99  (ms; wrong origin)")
 do {
-    // Prosody's own time: a probe and a ping written at once on a plain session, until the ping's answer.
+    // The server's own time: a probe of an online member written on a plain session, until that member's
+    // presence arrives.
     let configuration = XMPPClientConfiguration(
-        account: try BareJID("watcher@\(prosody.domain)"), password: LoadProsody.password, resource: "raw",
-        host: "127.0.0.1", port: prosody.port, tls: .off)
-    let targets = members
+        account: try BareJID("watcher@\(server.domain)"), password: LoadAccounts.password, resource: "raw",
+        host: "127.0.0.1", port: server.port, tls: .off)
+    let targets = Array(members.prefix(onlineCount))
     let times = try await Task.detached {
         try await XMPPConnection.withSession(configuration) { session in
             var times: [Double] = []
             for index in 0..<samples {
+                let target = targets[(index * 7919) % targets.count]
                 var writer = XMPPWriter()
-                writer.presence(type: "probe", to: targets[(index * 7919) % targets.count].rawValue)
+                writer.presence(type: "probe", to: target.rawValue)
                 let start = ContinuousClock.now
-                try await session.send(writer.bytes + IQ.ping(id: "raw-\(index)"))
+                try await session.send(writer.bytes)
                 while let stanza = try await session.next() {
-                    if let iq = IQ(stanza), iq.id == "raw-\(index)" { break }
+                    if stanza.isElement(stanza.root, named: "presence", in: XMPPNamespace.client),
+                        let from = stanza.attribute("from", of: stanza.root), from.hasPrefix(target.rawValue + "/")
+                    {
+                        break
+                    }
                 }
                 times.append(seconds(ContinuousClock.now - start))
             }
@@ -200,7 +213,7 @@ do {
     }.value
     let (p50, p99) = percentiles(times)
     report(
-        "Prosody alone: probe + ping on a session".padding(toLength: 44, withPad: " ", startingAt: 0)
+        "\(server.name) alone: probe until the presence".padding(toLength: 44, withPad: " ", startingAt: 0)
             + String(format: "%8.3f  %8.3f", p50, p99))
 }
 do {
@@ -211,9 +224,20 @@ do {
             members[($0 * 7919) % memberCount]
         })
     row(
-        "probe policy (server asked every time)",
-        await latency(watcher, policy: .probe, count: samples, expecting: .probe) {
-            members[($0 * 7919) % memberCount]
+        "probe policy, offline member",
+        await latency(watcher, policy: .probe, count: samples / 4, expecting: .probe) {
+            members[onlineCount + ($0 * 7919) % (memberCount - onlineCount)]
+        })
+    await stopWatcher(watcher)
+}
+// What the settle window costs an online member's answer (the wait for their other resources).
+for settle in [0, 10, 50] {
+    let watcher = try await startWatcher(
+        storage: DictionaryMemoryStorage(), probesPerSecond: 1_000_000, settle: .milliseconds(settle))
+    row(
+        "probe policy, online member, settle \(settle) ms",
+        await latency(watcher, policy: .probe, count: samples / 4, expecting: .probe) {
+            members[($0 * 7919) % onlineCount]
         })
     await stopWatcher(watcher)
 }
@@ -307,7 +331,7 @@ func mix(
 report(
     "\nsteady mix: \(lookupRate) lookups/s, Zipf s=1 over \(memberCount) members, \(mixSeconds) s after 3 s warm-up, "
         + "probe budget 200/s")
-report("storage          hit     probes/s  refused/s  lost  p50 ms  p99 ms  Prosody CPU")
+report("storage          hit     probes/s  refused/s  lost  p50 ms  p99 ms  \(server.name) CPU")
 for (label, storage) in [
     ("LRU 10%", LRUMemoryStorage(countLimit: memberCount / 10) as any MemoryStorage),
     ("LRU 50%", LRUMemoryStorage(countLimit: memberCount / 2)),
@@ -318,7 +342,7 @@ for (label, storage) in [
     let lookup = watcher.server.lookup
     _ = await mix(lookup, rate: lookupRate, for: .seconds(3), seed: 1)
     let before = lookup.statistics
-    let cpuBefore = prosody.cpuSeconds()
+    let cpuBefore = server.cpuSeconds()
     let start = ContinuousClock.now
     let result = await mix(lookup, rate: lookupRate, for: .seconds(mixSeconds), seed: 2)
     let window = seconds(ContinuousClock.now - start)
@@ -331,7 +355,7 @@ for (label, storage) in [
                 format: "%5.1f%%  %9.1f  %9.1f  %4d  %6.3f  %6.3f  %10.1f%%",
                 Double(hits) / Double(result.count) * 100, Double(after.sent - before.sent) / window,
                 Double(after.refusedByBudget - before.refusedByBudget) / window, result.lost, p50, p99,
-                (prosody.cpuSeconds() - cpuBefore) / window * 100))
+                (server.cpuSeconds() - cpuBefore) / window * 100))
     await stopWatcher(watcher)
 }
 

@@ -1,12 +1,13 @@
-// The XMPP source against a real Prosody on loopback: how long the watcher takes to know everyone's status
+// The XMPP source against a real Prosody or ejabberd on loopback: how long the watcher takes to know everyone's status
 // (the roster snapshot) for N members, and how many presence changes per second it applies while members keep
 // changing, next to what Prosody itself routes on the same machine.
 //
-//   swift run --package-path Benchmarks -c release XMPPSourceLoad [members] [changers] [seconds]
+//   swift run --package-path Benchmarks -c release XMPPSourceLoad [members] [changers] [seconds] [server]
 //
 // Members are real client sessions of this package's connection (SCRAM over loopback, one per account); the
-// watcher is `XMPPPresenceSource` with a dictionary storage, as `presence serve --xmpp-jid` runs it. The server is
-// `LoadProsody`: one group per member, shared with the watcher only.
+// watcher is `XMPPPresenceSource` with a dictionary storage, as `presence serve --xmpp-jid` runs it. The server
+// (`prosody`, the default, or `ejabberd`) shares every member with the watcher and the watcher with every member,
+// and no member with another (`LoadServer`).
 import Foundation
 import PresenceModel
 import PresenceSource
@@ -21,12 +22,13 @@ let memberCount = arguments.first ?? 1000
 let changerCount = min(arguments.dropFirst().first ?? 100, memberCount)
 let windowSeconds = arguments.dropFirst(2).first ?? 10
 
-// MARK: A Prosody of our own
+// MARK: A server of our own
 
-let prosody = try LoadProsody(members: memberCount)
+let serverKind = CommandLine.arguments.dropFirst(4).first ?? "prosody"
+let prosody = try startLoadServer(serverKind, members: memberCount)
 let domain = prosody.domain
 let port = prosody.port
-func member(_ index: Int) -> String { LoadProsody.member(index) }
+func member(_ index: Int) -> String { LoadAccounts.member(index) }
 func prosodyCPUSeconds() -> Double { prosody.cpuSeconds() }
 
 // MARK: Members
@@ -130,7 +132,7 @@ report(
 let snapshotPresences = source.status.presencesReceived
 func appliedChanges() -> Int { source.status.presencesReceived - snapshotPresences }
 
-report("offered/s  sent/s  applied/s  backlog  drained in  Prosody CPU  this process CPU")
+report("offered/s  sent/s  applied/s  backlog  drained in  \(prosody.name) CPU  this process CPU")
 changeGate.open()
 for rate in [1_000, 2_000, 5_000, 10_000, 20_000, 40_000] {
     changeInterval.store(1_000_000_000 * changerCount / rate, ordering: .relaxed)

@@ -3,14 +3,15 @@ import Foundation
 /// A Prosody of the benchmark's own on a free loopback port, with `members` accounts (`m00000`...) and a watcher,
 /// each member sharing one `mod_groups` group with the watcher only: the watcher's roster holds every member and
 /// no member sees the others (a single group of N would make Prosody broadcast N² presences at login).
-public final class LoadProsody: Sendable {
+public final class LoadProsody: LoadServer {
+    public let name = "Prosody"
     public let domain = "example.test"
     public let port: Int
     public let memberCount: Int
     private let directory: URL
     private let process: Process
 
-    public static let password = "pw"
+    public static let password = LoadAccounts.password
 
     /// - Parameter garbageCollector: Prosody's `gc` mode, `incremental` (its default) or `generational` (Lua 5.4).
     public init(members: Int, garbageCollector: String? = nil) throws {
@@ -60,10 +61,7 @@ public final class LoadProsody: Sendable {
     }
 
     /// Member `index`'s account name.
-    public static func member(_ index: Int) -> String { String(format: "m%05d", index) }
-
-    /// CPU seconds Prosody has used so far (utime + stime from /proc).
-    public func cpuSeconds() -> Double { processCPUSeconds(process.processIdentifier) }
+    public static func member(_ index: Int) -> String { LoadAccounts.member(index) }
 
     /// Prosody's process, for its CPU time and resident memory.
     public var processIdentifier: Int32 { process.processIdentifier }

@@ -1,0 +1,96 @@
+import Foundation
+import LoopbackHTTP
+
+/// An ejabberd of the benchmark's own: configuration, Mnesia spool and logs in a temporary directory, its own node
+/// name, Erlang distribution on a port of its own (no `epmd`), c2s and the HTTP API on loopback ports. Accounts and
+/// shared roster groups go through the HTTP API: `people` (every member) displays `watchers` (the watcher) and
+/// the other way round, so the watcher has everyone and each member has the watcher only.
+public final class LoadEjabberd: LoadServer {
+    public let name = "ejabberd"
+    public let domain = "example.test"
+    public let port: Int
+    private let apiPort: Int
+    private let directory: URL
+    private let process: Process
+
+    public init(members: Int) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ejabberd-load-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("spool"), withIntermediateDirectories: true)
+        let base = 20_000 + Int.random(in: 0 ..< 20_000)
+        (port, apiPort) = (base, base + 1)
+        let distributionPort = base + 2
+        try """
+        hosts: ["\(domain)"]
+        loglevel: warning
+        auth_method: internal
+        auth_password_format: plain
+        listen:
+          - {port: \(port), ip: "127.0.0.1", module: ejabberd_c2s, max_stanza_size: 33554432}
+          - {port: \(apiPort), ip: "127.0.0.1", module: ejabberd_http, request_handlers: {/api: mod_http_api}}
+        api_permissions:
+          "loopback administration": {who: {ip: 127.0.0.1/8}, what: ["*"]}
+        access_rules:
+          local: {allow: all}
+          c2s: {allow: all}
+        shaper_rules:
+          max_user_sessions: 10
+          c2s_shaper: none
+        modules: {mod_admin_extra: {}, mod_disco: {}, mod_http_api: {}, mod_last: {}, mod_ping: {}, mod_roster: {}, mod_shared_roster: {}}
+        """.write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: false, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/erl")
+        process.currentDirectoryURL = directory
+        process.arguments = [
+            "-sname", "presenceload\(base)@localhost", "-erl_epmd_port", String(distributionPort), "-start_epmd",
+            "false", "+K", "true", "+P", "1000000", "-noinput", "-mnesia", "dir",
+            "\"\(directory.appendingPathComponent("spool").path)\"", "-s", "ejabberd",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["EJABBERD_CONFIG_PATH"] = directory.appendingPathComponent("ejabberd.yml").path
+        environment["EJABBERD_LOG_PATH"] = directory.appendingPathComponent("ejabberd.log").path
+        environment["ERL_LIBS"] = "/usr/lib/x86_64-linux-gnu"
+        environment["ERL_INETRC"] = "/etc/ejabberd/inetrc"
+        environment["ERL_DIST_PORT"] = String(distributionPort)
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (try? api("status", [:])) == nil {
+            guard ContinuousClock.now < deadline, process.isRunning else { throw LoadServerFailure.didNotStart }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        for name in (0 ..< members).map(LoadAccounts.member) + ["watcher"] {
+            try api("register", ["user": name, "host": domain, "password": LoadAccounts.password])
+        }
+        try api("srg_create", ["group": "people", "host": domain, "label": "people", "description": "", "display": "watchers"])
+        try api("srg_create", ["group": "watchers", "host": domain, "label": "watchers", "description": "", "display": "people"])
+        try api("srg_user_add", ["user": "watcher", "host": domain, "group": "watchers", "grouphost": domain])
+        for name in (0 ..< members).map(LoadAccounts.member) {
+            try api("srg_user_add", ["user": name, "host": domain, "group": "people", "grouphost": domain])
+        }
+    }
+
+    /// One command of ejabberd's HTTP API (GET with the arguments in the query: all of them plain words here).
+    @discardableResult
+    private func api(_ command: String, _ arguments: [String: String]) throws -> String {
+        let query = arguments.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: apiPort, path: "/api/\(command)?\(query)")
+        guard response.status == 200 else { throw LoadServerFailure.api(command, response.status) }
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    public func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+enum LoadServerFailure: Error {
+    case didNotStart
+    case api(String, Int)
+}
