@@ -195,7 +195,8 @@ final class Confirmations: Sendable {
         state.withLock { state in
             var finished: [Finished] = []
             for id in Array(state.rounds.keys) {
-                guard !state.rounds[id]!.candidates.isEmpty else { continue }
+                // A round with nobody to wait for (an empty roster) ends at once.
+                guard !state.rounds[id]!.candidates.isEmpty || state.rounds[id]!.unsettled.isEmpty else { continue }
                 var round = state.rounds.removeValue(forKey: id)!
                 for member in round.candidates {
                     guard let verdict = round.members[member]!.settle(at: now, quiet: quiet) else { continue }

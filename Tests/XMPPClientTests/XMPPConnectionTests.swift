@@ -7,7 +7,7 @@ import XMPPClient
 import XMPPStream
 
 private func configuration(
-    _ server: ProsodyServer, user: String = "watcher", password: String = "pw", resource: String = "test",
+    _ server: any XMPPTestServer, user: String = "watcher", password: String = "pw", resource: String = "test",
     tls: TLSPolicy? = nil, caFile: String? = nil, keepAlive: KeepAlive? = nil
 ) throws -> XMPPClientConfiguration {
     XMPPClientConfiguration(
@@ -28,10 +28,10 @@ private func loginError(_ configuration: XMPPClientConfiguration) async -> XMPPC
     }
 }
 
-@Suite("The client connection against a real Prosody", .serialized)
+@Suite("The client connection against real Prosody and ejabberd", .serialized)
 struct XMPPConnectionTests {
-    @Test func startTLSWithTheServersCAFileVerifiesTheCertificateAndLogsIn() async throws {
-        let server = try ProsodyServer(accounts: ["watcher": "pw"], tls: true)
+    @Test(arguments: XMPPServerKind.allCases) func startTLSWithTheServersCAFileVerifiesTheCertificateAndLogsIn(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(accounts: ["watcher": "pw"], tls: true)
         defer { server.stop() }
         let ca = try #require(server.certificates).certificate.path
         let (encrypted, mechanism, jid) = try await XMPPConnection.withSession(
@@ -42,8 +42,8 @@ struct XMPPConnectionTests {
         #expect(jid == "watcher@example.test/test")
     }
 
-    @Test func aCertificateFromAnUntrustedAuthorityIsRefusedWithTheReason() async throws {
-        let server = try ProsodyServer(accounts: ["watcher": "pw"], tls: true)
+    @Test(arguments: XMPPServerKind.allCases) func aCertificateFromAnUntrustedAuthorityIsRefusedWithTheReason(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(accounts: ["watcher": "pw"], tls: true)
         defer { server.stop() }
         let error = await loginError(try configuration(server, tls: .required))
         guard case .tls(let reason) = error else {
@@ -53,8 +53,8 @@ struct XMPPConnectionTests {
         #expect(reason.contains("CERTIFICATE_VERIFY_FAILED"))
     }
 
-    @Test func requiredTLSRefusesAServerThatDoesNotOfferIt() async throws {
-        let server = try ProsodyServer(accounts: ["watcher": "pw"])
+    @Test(arguments: XMPPServerKind.allCases) func requiredTLSRefusesAServerThatDoesNotOfferIt(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         let error = await loginError(try configuration(server, tls: .required))
         guard case .tls(let reason) = error else {
@@ -64,8 +64,8 @@ struct XMPPConnectionTests {
         #expect(reason.contains("does not offer STARTTLS"))
     }
 
-    @Test func aServerThatRequiresTLSIsNotLoggedInToWithTLSOff() async throws {
-        let server = try ProsodyServer(accounts: ["watcher": "pw"], tls: true)
+    @Test(arguments: XMPPServerKind.allCases) func aServerThatRequiresTLSIsNotLoggedInToWithTLSOff(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(accounts: ["watcher": "pw"], tls: true)
         defer { server.stop() }
         let error = await loginError(try configuration(server, tls: .off))
         guard case .tls(let reason) = error else {
@@ -75,8 +75,8 @@ struct XMPPConnectionTests {
         #expect(reason.contains("requires STARTTLS"))
     }
 
-    @Test func aWrongPasswordIsNotAuthorized() async throws {
-        let server = try ProsodyServer(accounts: ["watcher": "pw"])
+    @Test(arguments: XMPPServerKind.allCases) func aWrongPasswordIsNotAuthorized(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         let error = await loginError(try configuration(server, password: "nope"))
         guard case .authentication(.refused(let condition, _)) = error else {
@@ -110,8 +110,8 @@ struct XMPPConnectionTests {
         #expect(await loginError(config) == .negotiationTimedOut(.milliseconds(300)))
     }
 
-    @Test func aSecondLoginWithTheSameResourceEndsTheFirstWithAConflictStreamError() async throws {
-        let server = try ProsodyServer(accounts: ["watcher": "pw"])
+    @Test(arguments: XMPPServerKind.allCases) func aSecondLoginWithTheSameResourceEndsTheFirstWithAConflictStreamError(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         let config = try configuration(server)
         let error = await loginError(config)  // warm-up: the account works
@@ -132,8 +132,8 @@ struct XMPPConnectionTests {
         #expect(condition == "conflict")
     }
 
-    @Test func aHungServerIsFoundDeadByTheKeepAlive() async throws {
-        let server = try ProsodyServer(accounts: ["watcher": "pw"])
+    @Test(arguments: XMPPServerKind.allCases) func aHungServerIsFoundDeadByTheKeepAlive(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         let keepAlive = KeepAlive(interval: .milliseconds(300), timeout: .milliseconds(300))
         let result: Result<Void, XMPPClientError> = try await XMPPConnection.withSession(
@@ -155,8 +155,8 @@ struct XMPPConnectionTests {
         #expect(silence >= .milliseconds(600))
     }
 
-    @Test func anAnsweringServerIsKeptAliveByPings() async throws {
-        let server = try ProsodyServer(accounts: ["watcher": "pw"])
+    @Test(arguments: XMPPServerKind.allCases) func anAnsweringServerIsKeptAliveByPings(on kind: XMPPServerKind) async throws {
+        let server = try kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         // The answer to a ping may take a second or more on a loaded machine (ThreadSanitizer): the timeout
         // leaves room for that, while the silence below is still twice the dead-connection limit.

@@ -252,6 +252,15 @@ struct XMPPSourceAgainstServersTests {
         _ = (alice, again)
     }
 
+    @Test(arguments: XMPPServerKind.allCases)
+    func aWatcherWithAnEmptyRosterIsLiveAtOnce(on server: XMPPServerKind) async throws {
+        let organisation = try Organisation(on: server, members: [])
+        defer { organisation.stop() }
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        #expect(organisation.source.isLive && organisation.source.status.rosterSize == 0)
+    }
+
     @Test(arguments: XMPPServerKind.allCases) func aWrongPasswordIsAClearErrorAndNotARetryStorm(on server: XMPPServerKind) async throws {
         let organisation = try Organisation(on: server, members: ["alice"], watcherPassword: "wrong")
         defer { organisation.stop() }
