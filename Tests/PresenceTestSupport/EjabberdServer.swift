@@ -82,14 +82,14 @@ package final class EjabberdServer: XMPPTestServer {
                 "ejabberd-test-\(UUID().uuidString)")
             try FileManager.default.createDirectory(
                 at: directory.appendingPathComponent("spool"), withIntermediateDirectories: true)
-            let port = EjabberdServer.freePort()
-            let apiPort = EjabberdServer.freePort()
+            let port = freeLoopbackPort()
+            let apiPort = freeLoopbackPort()
             let certificates = tls ? try TestCertificateAuthority(directory: directory, serverName: domain) : nil
             try EjabberdServer.configuration(domain: domain, port: port, apiPort: apiPort, certificates: certificates)
                 .write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: true, encoding: .utf8)
             let launch = Launch(
                 node: "presencetest\(UInt32.random(in: 0 ... .max))@localhost",
-                distributionPort: EjabberdServer.freePort(), directory: directory)
+                distributionPort: freeLoopbackPort(), directory: directory)
             let process = try launch.start()
             if EjabberdServer.waitUntilReady(port: port, apiPort: apiPort, process: process) {
                 self.port = port
@@ -259,11 +259,6 @@ package final class EjabberdServer: XMPPTestServer {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func freePort() -> Int {
-        let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)
-        close(descriptor)
-        return port
-    }
 
     /// Ready when the c2s port accepts and the API answers (the node has started every module).
     private static func waitUntilReady(port: Int, apiPort: Int, process: Process) -> Bool {

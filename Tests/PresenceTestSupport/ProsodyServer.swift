@@ -40,7 +40,7 @@ package final class ProsodyServer: XMPPTestServer {
         for _ in 0 ..< 5 {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "prosody-test-\(UUID().uuidString)")
-            let port = ProsodyServer.freePort()
+            let port = freeLoopbackPort()
             try FileManager.default.createDirectory(
                 at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
             let certificates = tls ? try TestCertificateAuthority(directory: directory, serverName: domain) : nil
@@ -184,12 +184,6 @@ package final class ProsodyServer: XMPPTestServer {
         }
     }
 
-    /// A port nobody listens on now (Prosody cannot be given port 0 and report what it bound).
-    private static func freePort() -> Int {
-        let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)
-        close(descriptor)
-        return port
-    }
 
     private static func waitUntilListening(port: Int, process: Process) -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTP
 
 /// A real XMPP server from Debian, started by a test on free loopback ports with a configuration and data of its
 /// own: what the XMPP suites run against, once per implementation.
@@ -60,4 +61,12 @@ extension XMPPTestServer {
     package var endpoint: XMPPEndpoint {
         XMPPEndpoint(domain: domain, port: port, caFile: certificates?.certificate.path)
     }
+}
+
+/// A loopback port nobody listens on now, for a server that cannot be given port 0 and report what it bound. Taken
+/// by someone else before the server binds it, it fails to start: the fixtures try again with another.
+package func freeLoopbackPort() -> Int {
+    let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)
+    close(descriptor)
+    return port
 }

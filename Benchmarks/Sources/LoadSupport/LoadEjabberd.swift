@@ -56,7 +56,7 @@ public final class LoadEjabberd: LoadServer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(180)
         while (try? api("status", [:])) == nil {
             guard ContinuousClock.now < deadline, process.isRunning else { throw LoadServerFailure.didNotStart }
             Thread.sleep(forTimeInterval: 0.1)
