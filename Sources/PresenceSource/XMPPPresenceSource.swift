@@ -48,7 +48,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         /// How often members of an unfinished snapshot are asked again (probe and last activity), and warned about.
         public var reaskInterval: Duration
 
-        public static let defaultSettle: Duration = .milliseconds(50)
+        public static let defaultSettle: Duration = .milliseconds(10)
         public static let defaultReaskInterval: Duration = .seconds(10)
 
         public init(settle: Duration = defaultSettle, reaskInterval: Duration = defaultReaskInterval) {
@@ -203,6 +203,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                     }
                     if case .update = ingest.receive(stanza) {
                         state.withLock { $0.presencesReceived += 1 }
+                        if !confirmations.isEmpty { settleCertainAnswers() }
                     }
                     continue
                 }
@@ -228,7 +229,10 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                     // The server probes every contact in answer to the initial presence (RFC 6121 §4.2.2).
                     try await session.send(writer.bytes + IQ.ping(id: id))
                 case .result, .error:
-                    if confirmations.lastActivityAnswered(iq, stanza) { continue }
+                    if confirmations.lastActivityAnswered(iq, stanza) {
+                        settleCertainAnswers()
+                        continue
+                    }
                     // The ping after a round's question: ask the server itself about members it said nothing of.
                     if let requests = confirmations.pingAnswered(iq.id), !requests.isEmpty {
                         try await session.send(requests)
@@ -271,21 +275,29 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         return nil
     }
 
+    /// Makes every answer that is certain now final: the storage agrees with it, and the rounds it completes end.
+    /// Called after each statement the session reads (an offline answer is final at once) and on the settle loop's
+    /// ticks (an available one once the member has been quiet for the settle window).
+    private func settleCertainAnswers(at now: ContinuousClock.Instant = .now) {
+        let finished = confirmations.settle(at: now, quiet: answering.settle) { settled in
+            reconcile(settled, at: clock())
+        }
+        for round in finished { finish(round, at: now) }
+    }
+
     /// XEP-0012 counts whole seconds: `0` may mean a session ended less than this long ago.
     static let lastActivityGranularity: Duration = .seconds(1)
 
     /// Makes the storage agree with every answer that became certain, ends the rounds they complete, and asks
     /// again about snapshot members with no certain answer, until the session ends.
     private func settleAnswers(sender: XMPPStanzaSender) async {
-        let tick = max(Duration.milliseconds(5), min(answering.settle / 4, .milliseconds(25)))
+        // An available answer is final `settle` after the member's last presence: looked at four times within it.
+        let tick = max(Duration.milliseconds(1), min(answering.settle / 4, .milliseconds(25)))
         var lastAsked: [String: ContinuousClock.Instant] = [:]
         while !Task.isCancelled {
             do { try await Task.sleep(for: tick) } catch { return }
             let now = ContinuousClock.now
-            let finished = confirmations.settle(at: now, quiet: answering.settle) { settled in
-                reconcile(settled, at: clock())
-            }
-            for round in finished { finish(round, at: now) }
+            settleCertainAnswers(at: now)
             let recheck = confirmations.recheckLastActivity(at: now, after: Self.lastActivityGranularity)
             if !recheck.isEmpty {
                 do { try await sender.send(recheck) } catch { return }

@@ -267,7 +267,7 @@ do {
     // A scan over everyone: in an LRU of 10% every next user was evicted long ago.
     row(
         "LRU 10%, evicted user (cache-else-probe)",
-        await latency(watcher, policy: .cacheElseProbe, count: samples, expecting: .probe) {
+        await latency(watcher, policy: .cacheElseProbe, count: samples / 4, expecting: .probe) {
             members[$0 % memberCount]
         })
     await stopWatcher(watcher)

@@ -72,7 +72,7 @@ struct XMPPOptions: ParsableArguments {
         name: .customLong("xmpp-settle"),
         help: ArgumentHelp(
             "Milliseconds a member must stay quiet after an available presence before an answer counts as having all "
-                + "their resources (default 50).",
+                + "their resources (default 10).",
             discussion: "The server sends one presence per resource, from as many processes on ejabberd, in no "
                 + "promised order; an offline answer never waits."))
     var settleMilliseconds: Int = Int(XMPPPresenceSource.AnswerConfiguration.defaultSettle / .milliseconds(1))
