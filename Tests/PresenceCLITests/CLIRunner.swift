@@ -1,5 +1,6 @@
 import Foundation
 import PresenceStore
+import PresenceTestSupport
 
 /// What a run of the `presence` binary printed, and how it ended.
 struct CLIResult {
@@ -85,6 +86,17 @@ enum CLI {
         if stdinChunks != nil && !closeInput { try? input.fileHandleForWriting.close() }
         return CLIResult(
             status: process.terminationStatus, stdout: stdout.finish(), stderr: stderr.finish(), timedOut: timedOut)
+    }
+
+    /// ``run(_:stdinChunks:delay:closeInput:timeout:)`` from a test that is async: the run is waited for on a
+    /// thread of its own, not on one of the cooperative pool's (see `onAThreadOfItsOwn`).
+    static func run(
+        _ arguments: [String], stdinChunks: [Data]? = nil, delay: TimeInterval = 0, closeInput: Bool = true,
+        timeout: Duration = .seconds(120)
+    ) async throws -> CLIResult {
+        try await onAThreadOfItsOwn {
+            try run(arguments, stdinChunks: stdinChunks, delay: delay, closeInput: closeInput, timeout: timeout)
+        }
     }
 
     /// Waits for `process` to end; kills it and answers false when it is still running after `timeout`.

@@ -16,19 +16,19 @@ struct ServeXMPPTests {
         return file.path
     }
 
-    private func query(_ jid: String, port: Int) throws -> [String: Any]? {
-        let result = try CLI.run(["query", "--server", "http://127.0.0.1:\(port)", "--format", "json", jid])
+    private func query(_ jid: String, port: Int) async throws -> [String: Any]? {
+        let result = try await CLI.run(["query", "--server", "http://127.0.0.1:\(port)", "--format", "json", jid])
         let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         return (document?["results"] as? [[String: Any]])?.first
     }
 
-    private func stats(port: Int) throws -> [String: Any]? {
-        let result = try CLI.run(["stats", "--server", "http://127.0.0.1:\(port)", "--format", "json"])
+    private func stats(port: Int) async throws -> [String: Any]? {
+        let result = try await CLI.run(["stats", "--server", "http://127.0.0.1:\(port)", "--format", "json"])
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     }
 
     @Test(arguments: XMPPServerKind.allCases) func theServiceShowsTheRostersLiveStatusesAndSaysWhenTheyAreNoLongerLive(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(
+        let server = try await kind.start(
             accounts: ["watcher": ServeXMPPTests.password, "alice": "a", "bob": "b", "zed": "z"],
             groups: ["Staff": ["watcher", "alice", "bob"]])
         defer { server.stop() }
@@ -41,34 +41,34 @@ struct ServeXMPPTests {
         defer { _ = service.stop() }
 
         #expect(
-            try await eventually { try query("alice@example.test", port: service.httpPort)?["live"] as? Bool == true })
-        let answer = try #require(try query("alice@example.test", port: service.httpPort))
+            try await eventually { try await query("alice@example.test", port: service.httpPort)?["live"] as? Bool == true })
+        let answer = try #require(try await query("alice@example.test", port: service.httpPort))
         #expect(answer["state"] as? String == "available")
         #expect(answer["show"] as? String == "dnd")
         #expect(answer["status"] as? String == "Reviewing <the> budget")
         #expect(answer["resource"] as? String == "laptop")
-        #expect(try query("bob@example.test", port: service.httpPort)?["state"] as? String == "offline")
-        #expect(try query("zed@example.test", port: service.httpPort)?["state"] as? String == "unknown")
+        #expect(try await query("bob@example.test", port: service.httpPort)?["state"] as? String == "offline")
+        #expect(try await query("zed@example.test", port: service.httpPort)?["state"] as? String == "unknown")
 
-        let source = try #require(try stats(port: service.httpPort)?["source"] as? [String: Any])
+        let source = try #require(try await stats(port: service.httpPort)?["source"] as? [String: Any])
         #expect(source["kind"] as? String == "xmpp")
         #expect(source["jid"] as? String == "watcher@example.test")
         #expect(source["connected"] as? Bool == true)
         #expect(source["rosterSize"] as? Int == 2)
-        let text = try CLI.run(["stats", "--server", "http://127.0.0.1:\(service.httpPort)"])
+        let text = try await CLI.run(["stats", "--server", "http://127.0.0.1:\(service.httpPort)"])
         #expect(text.stdout.contains("xmpp watcher@example.test at 127.0.0.1:\(server.port)"))
         let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: service.httpPort, path: "/metrics")
         #expect(String(decoding: metrics.body, as: UTF8.self).contains("presence_xmpp_live 1"))
 
         // The server goes away: answers stay as of the drop and say they are not live.
-        server.kill()
+        await server.kill()
         #expect(
-            try await eventually { try query("alice@example.test", port: service.httpPort)?["live"] as? Bool == false })
-        #expect(try query("alice@example.test", port: service.httpPort)?["state"] as? String == "available")
-        let down = try #require(try stats(port: service.httpPort)?["source"] as? [String: Any])
+            try await eventually { try await query("alice@example.test", port: service.httpPort)?["live"] as? Bool == false })
+        #expect(try await query("alice@example.test", port: service.httpPort)?["state"] as? String == "available")
+        let down = try #require(try await stats(port: service.httpPort)?["source"] as? [String: Any])
         #expect(down["connected"] as? Bool == false)
         #expect(down["disconnectedSince"] as? String != nil)
-        let queryText = try CLI.run(["query", "--server", "http://127.0.0.1:\(service.httpPort)", "alice@example.test"])
+        let queryText = try await CLI.run(["query", "--server", "http://127.0.0.1:\(service.httpPort)", "alice@example.test"])
         #expect(queryText.stdout.contains("not live"))
 
         #expect(!service.log.contains(ServeXMPPTests.password), "the password is never logged")
@@ -80,7 +80,7 @@ struct ServeXMPPTests {
         let members = (1 ... 6).map { "m\($0)" }
         var accounts = Dictionary(uniqueKeysWithValues: members.map { ($0, "pw") })
         accounts["watcher"] = ServeXMPPTests.password
-        let server = try kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members])
+        let server = try await kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members])
         defer { server.stop() }
         var sessions: [MemberClient] = []
         for member in members {
@@ -97,32 +97,32 @@ struct ServeXMPPTests {
         let base = "http://127.0.0.1:\(service.httpPort)"
         #expect(
             try await eventually {
-                (try stats(port: service.httpPort)?["source"] as? [String: Any])?["live"] as? Bool == true
+                (try await stats(port: service.httpPort)?["source"] as? [String: Any])?["live"] as? Bool == true
             })
 
-        func ask(_ policy: String?) throws -> [[String: Any]] {
-            let result = try CLI.run(
+        func ask(_ policy: String?) async throws -> [[String: Any]] {
+            let result = try await CLI.run(
                 ["query", "--server", base, "--format", "json"] + (policy.map { ["--policy", $0] } ?? [])
                     + members.map { "\($0)@\(server.domain)" })
             #expect(result.status == 0, "\(result.stderr)")
             let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
             return document?["results"] as? [[String: Any]] ?? []
         }
-        let cached = try ask("cache-only")
+        let cached = try await ask("cache-only")
         #expect(cached.count { $0["state"] as? String == "lost" } == 4, "the LRU holds 2 of 6")
         #expect(
             cached.allSatisfy { ($0["origin"] as? String) == ($0["state"] as? String == "lost" ? "none" : "storage") })
-        let refilled = try ask(nil)
+        let refilled = try await ask(nil)
         #expect(refilled.map { $0["status"] as? String } == members.map { "I am \($0)" }, "the default refills")
         #expect(refilled.count { $0["origin"] as? String == "probe" } >= 4)
         #expect(refilled.allSatisfy { $0["probeFailure"] is NSNull })
 
-        let probes = try #require(try stats(port: service.httpPort)?["probes"] as? [String: Any])
+        let probes = try #require(try await stats(port: service.httpPort)?["probes"] as? [String: Any])
         #expect(probes["defaultPolicy"] as? String == "cache-else-probe")
         #expect((probes["sent"] as? Int ?? 0) >= 4 && probes["answered"] as? Int == probes["sent"] as? Int)
         #expect(probes["probesPerSecond"] as? Double == 100)
         #expect(probes["timeoutMilliseconds"] as? Double == 5000)
-        let statsText = try CLI.run(["stats", "--server", base]).stdout
+        let statsText = try await CLI.run(["stats", "--server", base]).stdout
         #expect(statsText.contains("cache-else-probe") && statsText.contains("answered"))
         let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: service.httpPort, path: "/metrics")
         let exposition = String(decoding: metrics.body, as: UTF8.self)
@@ -133,7 +133,7 @@ struct ServeXMPPTests {
             host: "127.0.0.1", port: service.httpPort, path: "/v1/presence/m1@\(server.domain)?policy=sometimes")
         #expect(unknownPolicy.status == 400)
         #expect(String(decoding: unknownPolicy.body, as: UTF8.self).contains("cache-else-probe"))
-        let text = try CLI.run(["query", "--server", base, "--policy", "probe", "m1@\(server.domain)"])
+        let text = try await CLI.run(["query", "--server", base, "--policy", "probe", "m1@\(server.domain)"])
         #expect(text.stdout.contains("probe"), "the text output says where the answer came from")
         _ = sessions
     }
@@ -142,7 +142,7 @@ struct ServeXMPPTests {
         let members = (1 ... 6).map { "p\($0)" }
         var accounts = Dictionary(uniqueKeysWithValues: members.map { ($0, "pw") })
         accounts["watcher"] = ServeXMPPTests.password
-        let server = try kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members])
+        let server = try await kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members])
         defer { server.stop() }
         func login(_ member: String, status: String, show: String? = nil) async throws -> MemberClient {
             let session = try await MemberClient(member, password: "pw", resource: "desk", server: server.endpoint)
@@ -195,7 +195,7 @@ struct ServeXMPPTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aServerWithAPrivateCAIsWatchedOverVerifiedTLS(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(
+        let server = try await kind.start(
             accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]],
             tls: true)
         defer { server.stop() }
@@ -208,17 +208,17 @@ struct ServeXMPPTests {
         ])
         defer { _ = service.stop() }
         #expect(
-            try await eventually { try query("alice@example.test", port: service.httpPort)?["live"] as? Bool == true })
+            try await eventually { try await query("alice@example.test", port: service.httpPort)?["live"] as? Bool == true })
         #expect(
-            try query("alice@example.test", port: service.httpPort)?["status"] as? String == "Encrypted all the way")
-        let source = try #require(try stats(port: service.httpPort)?["source"] as? [String: Any])
+            try await query("alice@example.test", port: service.httpPort)?["status"] as? String == "Encrypted all the way")
+        let source = try #require(try await stats(port: service.httpPort)?["source"] as? [String: Any])
         #expect(source["encrypted"] as? Bool == true)
         _ = alice
     }
 
     @Test(arguments: XMPPServerKind.allCases)
     func sigtermClosesTheXMPPStreamAndExitsPromptly(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(
+        let server = try await kind.start(
             accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]])
         defer { server.stop() }
         let service = try RunningServer([
@@ -228,7 +228,7 @@ struct ServeXMPPTests {
         defer { _ = service.stop() }
         #expect(
             try await eventually {
-                (try stats(port: service.httpPort)?["source"] as? [String: Any])?["live"] as? Bool == true
+                (try await stats(port: service.httpPort)?["source"] as? [String: Any])?["live"] as? Bool == true
             })
         let started = ContinuousClock.now
         #expect(service.stop() == 0)
@@ -250,11 +250,11 @@ struct ServeXMPPTests {
         }
     }
 
-    @Test func anXMPPAccountWithoutAPasswordFileIsRefusedBeforeStarting() throws {
-        let result = try CLI.run(["serve", "--xmpp-jid", "watcher@example.test", "--http", "127.0.0.1:0"])
+    @Test func anXMPPAccountWithoutAPasswordFileIsRefusedBeforeStarting() async throws {
+        let result = try await CLI.run(["serve", "--xmpp-jid", "watcher@example.test", "--http", "127.0.0.1:0"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--xmpp-password-file"))
-        let noUser = try CLI.run(["serve", "--xmpp-jid", "example.test", "--xmpp-password-file", "/dev/null"])
+        let noUser = try await CLI.run(["serve", "--xmpp-jid", "example.test", "--xmpp-password-file", "/dev/null"])
         #expect(noUser.status == 64)
         #expect(noUser.stderr.contains("user part"))
     }

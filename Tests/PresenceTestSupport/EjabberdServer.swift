@@ -137,10 +137,14 @@ package final class EjabberdServer: XMPPTestServer {
 
     /// Kills the node at once, as a crash would, after writing its tables to disk (what an ejabberd that has run
     /// for a while has done long since): the sessions are cut without a stream close, the accounts survive.
-    package func kill() {
+    package func kill() async {
+        await onAThreadOfItsOwn { self.killNow(keepingTables: true) }
+    }
+
+    private func killNow(keepingTables: Bool) {
         running.withLock { process in
             if process.isRunning {
-                syncTables()
+                if keepingTables { syncTables() }
                 Foundation.kill(process.processIdentifier, SIGKILL)
                 Foundation.kill(process.processIdentifier, SIGCONT)
             }
@@ -181,8 +185,12 @@ package final class EjabberdServer: XMPPTestServer {
 
     private var processIdentifier: Int32 { running.withLock { $0.processIdentifier } }
 
-    package func restart() throws {
-        kill()
+    package func restart() async throws {
+        try await onAThreadOfItsOwn { try self.restartNow() }
+    }
+
+    private func restartNow() throws {
+        killNow(keepingTables: true)
         for _ in 0 ..< 20 {
             let process = try launch.start()
             if EjabberdServer.waitUntilReady(port: port, apiPort: apiPort, process: process) {
@@ -197,7 +205,7 @@ package final class EjabberdServer: XMPPTestServer {
     }
 
     package func stop() {
-        kill()
+        killNow(keepingTables: false)
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -75,7 +75,11 @@ package final class ProsodyServer: XMPPTestServer {
     }
 
     /// Kills the server at once, as a crash would: every session is cut without a stream close.
-    package func kill() {
+    package func kill() async {
+        await onAThreadOfItsOwn { self.killNow() }
+    }
+
+    private func killNow() {
         running.withLock { process in
             if process.isRunning {
                 Foundation.kill(process.processIdentifier, SIGKILL)
@@ -95,8 +99,12 @@ package final class ProsodyServer: XMPPTestServer {
     private var processIdentifier: Int32 { running.withLock { $0.processIdentifier } }
 
     /// Starts the server again on the same port with the same data (after ``kill()``).
-    package func restart() throws {
-        kill()
+    package func restart() async throws {
+        try await onAThreadOfItsOwn { try self.restartNow() }
+    }
+
+    private func restartNow() throws {
+        killNow()
         for _ in 0 ..< 50 {
             let process = try ProsodyServer.launch(config: configFile)
             if ProsodyServer.waitUntilListening(port: port, process: process) {
@@ -119,7 +127,7 @@ package final class ProsodyServer: XMPPTestServer {
     /// Kills the server (SIGKILL: a child of the test process may inherit SIGTERM ignored, and a test server has
     /// nothing to save) and removes its directory.
     package func stop() {
-        kill()
+        killNow()
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -15,17 +15,18 @@ package protocol XMPPTestServer: AnyObject, Sendable {
     var directory: URL { get }
     /// The authority that issued the server's certificate, when it requires STARTTLS.
     var certificates: TestCertificateAuthority? { get }
-    /// Kills the server at once, as a crash would: every session is cut without a stream close.
-    func kill()
+    /// Kills the server at once, as a crash would: every session is cut without a stream close; the accounts
+    /// survive for ``restart()``.
+    func kill() async
     /// Freezes the server (SIGSTOP): connections stay open and nothing answers, as with a hung host.
     func pause()
     /// Lets a paused server run again (SIGCONT).
     func resume()
     /// Starts the server again on the same port with the same data (after ``kill()``).
-    func restart() throws
+    func restart() async throws
     /// Registers another account on the running server.
     func register(_ user: String, password: String) throws
-    /// Kills the server and removes its directory.
+    /// Kills the server and removes its directory (at once: what it would keep is not needed again).
     func stop()
 }
 
@@ -48,10 +49,12 @@ package enum XMPPServerKind: String, CaseIterable, Sendable, CustomStringConvert
     package func start(
         domain: String = "example.test", accounts: [String: String], groups: [String: [String]] = [:],
         tls: Bool = false
-    ) throws -> any XMPPTestServer {
-        switch self {
-        case .prosody: try ProsodyServer(domain: domain, accounts: accounts, groups: groups, tls: tls)
-        case .ejabberd: try EjabberdServer(domain: domain, accounts: accounts, groups: groups, tls: tls)
+    ) async throws -> any XMPPTestServer {
+        try await onAThreadOfItsOwn {
+            switch self {
+            case .prosody: try ProsodyServer(domain: domain, accounts: accounts, groups: groups, tls: tls)
+            case .ejabberd: try EjabberdServer(domain: domain, accounts: accounts, groups: groups, tls: tls)
+            }
         }
     }
 }

@@ -22,10 +22,10 @@ final class Organisation: Sendable {
         on kind: XMPPServerKind, members: [String], outsiders: [String] = [], rosterOnly: [String] = [],
         watcherPassword: String = Organisation.password, storage: any MemoryStorage = DictionaryMemoryStorage(),
         answering: XMPPPresenceSource.AnswerConfiguration = .init()
-    ) throws {
+    ) async throws {
         var accounts = Dictionary(uniqueKeysWithValues: (members + outsiders).map { ($0, Organisation.password) })
         accounts["watcher"] = Organisation.password
-        let server = try kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
+        let server = try await kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
         try self.init(server: server, watcherPassword: watcherPassword, storage: storage, answering: answering)
     }
 

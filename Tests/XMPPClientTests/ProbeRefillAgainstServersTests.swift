@@ -14,7 +14,7 @@ private struct Office {
     let sessions: [MemberClient]
 
     static func start(on kind: XMPPServerKind, countLimit: Int = 3, outsiders: [String] = []) async throws -> Office {
-        let organisation = try Organisation(
+        let organisation = try await Organisation(
             on: kind, members: members, outsiders: outsiders, storage: LRUMemoryStorage(countLimit: countLimit))
         var sessions: [MemberClient] = []
         for user in online {
@@ -183,7 +183,7 @@ struct ProbeRefillAgainstServersTests {
         let office = try await Office.start(on: server)
         defer { office.stop() }
         let lookup = office.lookup()
-        office.organisation.server.kill()
+        await office.organisation.server.kill()
         #expect(try await eventually(timeout: .seconds(60)) { !office.organisation.source.isConnected })
         let lost = Office.members.map(office.organisation.bare).filter {
             if case .lost = office.organisation.storage.lookup($0) { true } else { false }
@@ -199,7 +199,7 @@ struct ProbeRefillAgainstServersTests {
         // are probes, one at a time and in batches, and the server answers in whatever order it does.
         let people = (1 ... 30).map { String(format: "person%02d", $0) }
         let online = Array(people.prefix(20))
-        let organisation = try Organisation(on: server, members: people, storage: LRUMemoryStorage(countLimit: 5))
+        let organisation = try await Organisation(on: server, members: people, storage: LRUMemoryStorage(countLimit: 5))
         defer { organisation.stop() }
         var sessions: [MemberClient] = []
         for (index, person) in online.enumerated() {
@@ -225,11 +225,11 @@ struct ProbeRefillAgainstServersTests {
         for round in 1 ... 3 {
             for person in people {
                 let answer = await lookup.lookup(organisation.bare(person), policy: .cacheElseProbe)
-                if answer.shownStatus != .some(expected(person)) { wrong.append("\(person) \(answer.shownStatus)") }
+                if answer.shownStatus != .some(expected(person)) { wrong.append("\(person) \(String(describing: answer.shownStatus))") }
             }
             let batch = await lookup.lookup(people.map(organisation.bare), policy: .probe)
             for (person, answer) in zip(people, batch) where answer.shownStatus != .some(expected(person)) {
-                wrong.append("round \(round) batch: \(person) \(answer.shownStatus) \(answer.probeFailure as Any)")
+                wrong.append("round \(round) batch: \(person) \(String(describing: answer.shownStatus)) \(answer.probeFailure as Any)")
             }
         }
         #expect(wrong.isEmpty, "\(wrong)")
@@ -262,7 +262,7 @@ struct ProbeRefillAgainstServersTests {
         async throws
     {
         // An LRU of one: whoever changes last is held, the other is lost.
-        let organisation = try Organisation(
+        let organisation = try await Organisation(
             on: server, members: ["ann", "ben"], storage: LRUMemoryStorage(countLimit: 1))
         defer { organisation.stop() }
         let desk = try await organisation.member("ann", resource: "desk")

@@ -56,16 +56,16 @@ private final class TestStream {
 
 @Suite("SASL against real Prosody and ejabberd", .serialized)
 struct SASLAgainstServersTests {
-    @Test(arguments: XMPPServerKind.allCases) func theRightPasswordLogsInWithSCRAMAndTheServerProvesItKnowsIt(on kind: XMPPServerKind) throws {
-        let server = try kind.start(accounts: ["watcher": "correct horse ✓ battery"])
+    @Test(arguments: XMPPServerKind.allCases) func theRightPasswordLogsInWithSCRAMAndTheServerProvesItKnowsIt(on kind: XMPPServerKind) async throws {
+        let server = try await kind.start(accounts: ["watcher": "correct horse ✓ battery"])
         defer { server.stop() }
         let stream = try TestStream(port: server.port, domain: server.domain)
         let result = try stream.authenticate(username: "watcher", password: "correct horse ✓ battery")
         #expect(try result.get().hasPrefix("SCRAM-SHA-"))
     }
 
-    @Test(arguments: XMPPServerKind.allCases) func aWrongPasswordIsRefusedAsNotAuthorized(on kind: XMPPServerKind) throws {
-        let server = try kind.start(accounts: ["watcher": "secret"])
+    @Test(arguments: XMPPServerKind.allCases) func aWrongPasswordIsRefusedAsNotAuthorized(on kind: XMPPServerKind) async throws {
+        let server = try await kind.start(accounts: ["watcher": "secret"])
         defer { server.stop() }
         let stream = try TestStream(port: server.port, domain: server.domain)
         let result = try stream.authenticate(username: "watcher", password: "wrong")

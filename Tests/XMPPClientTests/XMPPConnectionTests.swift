@@ -31,7 +31,7 @@ private func loginError(_ configuration: XMPPClientConfiguration) async -> XMPPC
 @Suite("The client connection against real Prosody and ejabberd", .serialized)
 struct XMPPConnectionTests {
     @Test(arguments: XMPPServerKind.allCases) func startTLSWithTheServersCAFileVerifiesTheCertificateAndLogsIn(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(accounts: ["watcher": "pw"], tls: true)
+        let server = try await kind.start(accounts: ["watcher": "pw"], tls: true)
         defer { server.stop() }
         let ca = try #require(server.certificates).certificate.path
         let (encrypted, mechanism, jid) = try await XMPPConnection.withSession(
@@ -43,7 +43,7 @@ struct XMPPConnectionTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aCertificateFromAnUntrustedAuthorityIsRefusedWithTheReason(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(accounts: ["watcher": "pw"], tls: true)
+        let server = try await kind.start(accounts: ["watcher": "pw"], tls: true)
         defer { server.stop() }
         let error = await loginError(try configuration(server, tls: .required))
         guard case .tls(let reason) = error else {
@@ -54,7 +54,7 @@ struct XMPPConnectionTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func requiredTLSRefusesAServerThatDoesNotOfferIt(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(accounts: ["watcher": "pw"])
+        let server = try await kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         let error = await loginError(try configuration(server, tls: .required))
         guard case .tls(let reason) = error else {
@@ -65,7 +65,7 @@ struct XMPPConnectionTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aServerThatRequiresTLSIsNotLoggedInToWithTLSOff(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(accounts: ["watcher": "pw"], tls: true)
+        let server = try await kind.start(accounts: ["watcher": "pw"], tls: true)
         defer { server.stop() }
         let error = await loginError(try configuration(server, tls: .off))
         guard case .tls(let reason) = error else {
@@ -76,7 +76,7 @@ struct XMPPConnectionTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aWrongPasswordIsNotAuthorized(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(accounts: ["watcher": "pw"])
+        let server = try await kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         let error = await loginError(try configuration(server, password: "nope"))
         guard case .authentication(.refused(let condition, _)) = error else {
@@ -111,7 +111,7 @@ struct XMPPConnectionTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aSecondLoginWithTheSameResourceEndsTheFirstWithAConflictStreamError(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(accounts: ["watcher": "pw"])
+        let server = try await kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         let config = try configuration(server)
         let error = await loginError(config)  // warm-up: the account works
@@ -133,7 +133,7 @@ struct XMPPConnectionTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aHungServerIsFoundDeadByTheKeepAlive(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(accounts: ["watcher": "pw"])
+        let server = try await kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         let keepAlive = KeepAlive(interval: .milliseconds(300), timeout: .milliseconds(300))
         let result: Result<Void, XMPPClientError> = try await XMPPConnection.withSession(
@@ -156,7 +156,7 @@ struct XMPPConnectionTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func anAnsweringServerIsKeptAliveByPings(on kind: XMPPServerKind) async throws {
-        let server = try kind.start(accounts: ["watcher": "pw"])
+        let server = try await kind.start(accounts: ["watcher": "pw"])
         defer { server.stop() }
         // The answer to a ping may take a second or more on a loaded machine (ThreadSanitizer): the timeout
         // leaves room for that, while the silence below is still twice the dead-connection limit.

@@ -11,7 +11,7 @@ import XMPPStream
 @Suite("The XMPP source against real Prosody and ejabberd", .serialized)
 struct XMPPSourceAgainstServersTests {
     @Test(arguments: XMPPServerKind.allCases) func theSnapshotHasEveryOnlineMembersShowStatusPriorityAndResourcesAndTheRestOffline(on server: XMPPServerKind) async throws {
-        let organisation = try Organisation(on: server, members: ["alice", "bob", "carol"], outsiders: ["dave"])
+        let organisation = try await Organisation(on: server, members: ["alice", "bob", "carol"], outsiders: ["dave"])
         defer { organisation.stop() }
         let alicePhone = try await organisation.member("alice", resource: "phone")
         try await alicePhone.available(show: "away", status: "commuting", priority: 5)
@@ -44,7 +44,7 @@ struct XMPPSourceAgainstServersTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func liveChangesArriveAndMembersLogOffResourceByResource(on server: XMPPServerKind) async throws {
-        let organisation = try Organisation(on: server, members: ["alice"])
+        let organisation = try await Organisation(on: server, members: ["alice"])
         defer { organisation.stop() }
         organisation.startWatching()
         #expect(try await organisation.snapshotComplete())
@@ -67,7 +67,7 @@ struct XMPPSourceAgainstServersTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aRosterPushAddingAContactMakesTheirPresenceKnown(on server: XMPPServerKind) async throws {
-        let organisation = try Organisation(on: server, members: ["alice"], outsiders: ["erin"])
+        let organisation = try await Organisation(on: server, members: ["alice"], outsiders: ["erin"])
         defer { organisation.stop() }
         let erin = try await organisation.member("erin")
         try await erin.available(show: "xa", status: "On leave")
@@ -93,7 +93,7 @@ struct XMPPSourceAgainstServersTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aServerRestartReconnectsAndReconcilesWhatChangedDuringTheOutage(on server: XMPPServerKind) async throws {
-        let organisation = try Organisation(on: server, members: ["alice", "bob"])
+        let organisation = try await Organisation(on: server, members: ["alice", "bob"])
         defer { organisation.stop() }
         let alice = try await organisation.member("alice")
         try await alice.available(status: "Before")
@@ -106,11 +106,11 @@ struct XMPPSourceAgainstServersTests {
         #expect(organisation.state(of: "bob") == .available)
         #expect(organisation.presence(of: "alice").presence?.availableResources.count == 2)
 
-        organisation.server.kill()
+        await organisation.server.kill()
         #expect(try await eventually { !organisation.source.status.connected })
         #expect(organisation.state(of: "bob") == .available, "while down, statuses stay as of the drop")
         #expect(organisation.source.isLive == false)
-        try organisation.server.restart()
+        try await organisation.server.restart()
         // Only alice's desk comes back, with a new status; her phone and bob stayed away during the outage.
         let aliceAgain = try await organisation.member("alice")
         try await aliceAgain.available(show: "away", status: "After")
@@ -130,7 +130,7 @@ struct XMPPSourceAgainstServersTests {
         async throws
     {
         let names = (1 ... 8).map { "member\($0)" }
-        let organisation = try Organisation(on: server, members: names)
+        let organisation = try await Organisation(on: server, members: names)
         defer { organisation.stop() }
         var before: [(String, MemberClient)] = []
         for name in names {
@@ -152,14 +152,14 @@ struct XMPPSourceAgainstServersTests {
             }
         }
         #expect(try await eventually { organisation.shown("member8")?.details.show == .away }, "changes are flowing")
-        organisation.server.kill()
+        await organisation.server.kill()
         changing.cancel()
         await changing.value
         #expect(try await eventually { !organisation.source.status.connected })
 
         // The server comes back. Half the members log in again and keep changing while the watcher reconnects and
         // takes its new snapshot; the other half never come back.
-        try organisation.server.restart()
+        try await organisation.server.restart()
         let returning = Array(names.prefix(4))
         // (Each keeps its session open to the end: a member client logs off when released.)
         let back = try await withThrowingTaskGroup(of: (String, String, MemberClient).self) { group in
@@ -199,7 +199,7 @@ struct XMPPSourceAgainstServersTests {
         // (Prosody only: its groups file takes 3,000 people without accounts in one write.)
         let server = XMPPServerKind.prosody
         let people = (0 ..< 3000).map { String(format: "person%04d", $0) }
-        let organisation = try Organisation(on: server, members: ["alice"], rosterOnly: people)
+        let organisation = try await Organisation(on: server, members: ["alice"], rosterOnly: people)
         defer { organisation.stop() }
         let alice = try await organisation.member("alice")
         try await alice.available(status: "Here")
@@ -215,8 +215,10 @@ struct XMPPSourceAgainstServersTests {
         // ejabberd's shared roster groups are one-way: the people's group displayed to the watchers' group gives
         // the watcher a full roster, but the people do not have the watcher as a contact, so the server sends no
         // presence of theirs and refuses last activity (subscription-required).
-        let server = try EjabberdServer(
-            accounts: ["watcher": Organisation.password, "alice": Organisation.password, "bob": Organisation.password])
+        let server = try await onAThreadOfItsOwn {
+            try EjabberdServer(
+                accounts: ["watcher": Organisation.password, "alice": Organisation.password, "bob": Organisation.password])
+        }
         defer { server.stop() }
         let host = server.domain
         try server.api("srg_create", ["group": "people", "host": host, "label": "People", "description": "", "display": ""])
@@ -257,7 +259,7 @@ struct XMPPSourceAgainstServersTests {
 
     @Test(arguments: XMPPServerKind.allCases)
     func aWatcherWithAnEmptyRosterIsLiveAtOnce(on server: XMPPServerKind) async throws {
-        let organisation = try Organisation(on: server, members: [])
+        let organisation = try await Organisation(on: server, members: [])
         defer { organisation.stop() }
         organisation.startWatching()
         #expect(try await organisation.snapshotComplete())
@@ -265,7 +267,7 @@ struct XMPPSourceAgainstServersTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases) func aWrongPasswordIsAClearErrorAndNotARetryStorm(on server: XMPPServerKind) async throws {
-        let organisation = try Organisation(on: server, members: ["alice"], watcherPassword: "wrong")
+        let organisation = try await Organisation(on: server, members: ["alice"], watcherPassword: "wrong")
         defer { organisation.stop() }
         organisation.startWatching()
         #expect(try await eventually { organisation.source.status.lastError != nil })
@@ -283,7 +285,7 @@ struct XMPPSourceAgainstServersTests {
             Issue.record("python3-slixmpp is not installed (apt-get install python3-slixmpp; .ci/run does)")
             return
         }
-        let organisation = try Organisation(on: server, members: ["frank"])
+        let organisation = try await Organisation(on: server, members: ["frank"])
         defer { organisation.stop() }
         organisation.startWatching()
         #expect(try await organisation.snapshotComplete())
