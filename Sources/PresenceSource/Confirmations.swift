@@ -33,6 +33,13 @@ final class Confirmations: Sendable {
         let captured: UserPresence?
     }
 
+    /// What a settle pass did: the rounds it ended, and when the next answer becomes final if its member stays
+    /// quiet (nil when no answer is waiting for that).
+    struct SettlePass: Sendable {
+        var finished: [Finished] = []
+        var nextDeadline: ContinuousClock.Instant?
+    }
+
     /// A round whose every member is final.
     struct Finished: Sendable {
         let round: String
@@ -184,22 +191,27 @@ final class Confirmations: Sendable {
     }
 
     /// Makes final every answer that is certain now (see ``MemberConfirmation/settle(at:quiet:)``) and hands each
-    /// to `reconcile`; returns the rounds that ended with them.
+    /// to `reconcile`; returns the rounds that ended with them and when to look again.
     ///
     /// `reconcile` runs under the lock that ``record(_:receivedAt:at:)`` takes before the session applies an
     /// update: an update is either seen by the verdict or applied to the storage after what `reconcile` wrote,
     /// never overwritten by it.
     func settle(
         at now: ContinuousClock.Instant = .now, quiet: Duration, reconcile: (Settled) -> Void
-    ) -> [Finished] {
+    ) -> SettlePass {
         state.withLock { state in
-            var finished: [Finished] = []
+            var pass = SettlePass()
             for id in Array(state.rounds.keys) {
                 // A round with nobody to wait for (an empty roster) ends at once.
                 guard !state.rounds[id]!.candidates.isEmpty || state.rounds[id]!.unsettled.isEmpty else { continue }
                 var round = state.rounds.removeValue(forKey: id)!
                 for member in round.candidates {
-                    guard let verdict = round.members[member]!.settle(at: now, quiet: quiet) else { continue }
+                    guard let verdict = round.members[member]!.settle(at: now, quiet: quiet) else {
+                        if let deadline = round.members[member]!.settles(quiet: quiet) {
+                            pass.nextDeadline = min(pass.nextDeadline ?? deadline, deadline)
+                        }
+                        continue
+                    }
                     round.candidates.remove(member)
                     round.unsettled.remove(member)
                     if verdict == .offline { round.offline += 1 }
@@ -209,7 +221,7 @@ final class Confirmations: Sendable {
                             resources: round.members[member]!.resources, captured: round.captured[member]))
                 }
                 if round.unsettled.isEmpty {
-                    finished.append(
+                    pass.finished.append(
                         Finished(
                             round: id, purpose: round.purpose, members: round.members.count, offline: round.offline,
                             started: round.started))
@@ -217,7 +229,7 @@ final class Confirmations: Sendable {
                     state.rounds[id] = round
                 }
             }
-            return finished
+            return pass
         }
     }
 

@@ -89,6 +89,12 @@ struct MemberConfirmation {
         lastActivityRefusal = condition
     }
 
+    /// When an available verdict that is not final yet becomes final if the member stays quiet; nil otherwise.
+    func settles(quiet settle: Duration) -> ContinuousClock.Instant? {
+        guard final == nil, verdict == .available, let lastStatement else { return nil }
+        return lastStatement + settle
+    }
+
     /// Makes the verdict final when it is certain: at once for `offline`, after `settle` of quiet for
     /// `available`. Returns the verdict when it became final now.
     mutating func settle(at now: ContinuousClock.Instant, quiet settle: Duration) -> Verdict? {

@@ -277,12 +277,15 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
 
     /// Makes every answer that is certain now final: the storage agrees with it, and the rounds it completes end.
     /// Called after each statement the session reads (an offline answer is final at once) and on the settle loop's
-    /// ticks (an available one once the member has been quiet for the settle window).
-    private func settleCertainAnswers(at now: ContinuousClock.Instant = .now) {
-        let finished = confirmations.settle(at: now, quiet: answering.settle) { settled in
+    /// ticks (an available one once the member has been quiet for the settle window). Returns when the next
+    /// available answer becomes final if its member stays quiet.
+    @discardableResult
+    private func settleCertainAnswers(at now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant? {
+        let pass = confirmations.settle(at: now, quiet: answering.settle) { settled in
             reconcile(settled, at: clock())
         }
-        for round in finished { finish(round, at: now) }
+        for round in pass.finished { finish(round, at: now) }
+        return pass.nextDeadline
     }
 
     /// XEP-0012 counts whole seconds: `0` may mean a session ended less than this long ago.
@@ -291,13 +294,16 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// Makes the storage agree with every answer that became certain, ends the rounds they complete, and asks
     /// again about snapshot members with no certain answer, until the session ends.
     private func settleAnswers(sender: XMPPStanzaSender) async {
-        // An available answer is final `settle` after the member's last presence: looked at four times within it.
-        let tick = max(Duration.milliseconds(1), min(answering.settle / 4, .milliseconds(25)))
+        // An available answer is final `settle` after the member's last presence: the loop wakes then, and at
+        // least every `tick` for answers that began after it went to sleep (theirs end `settle` ≥ `tick` later).
+        let tick = max(Duration.milliseconds(1), min(answering.settle, .milliseconds(25)))
         var lastAsked: [String: ContinuousClock.Instant] = [:]
+        var wake = ContinuousClock.now + tick
         while !Task.isCancelled {
-            do { try await Task.sleep(for: tick) } catch { return }
+            do { try await Task.sleep(until: wake, clock: .continuous) } catch { return }
             let now = ContinuousClock.now
-            settleCertainAnswers(at: now)
+            let deadline = settleCertainAnswers(at: now)
+            wake = min(deadline ?? now + tick, now + tick)
             let recheck = confirmations.recheckLastActivity(at: now, after: Self.lastActivityGranularity)
             if !recheck.isEmpty {
                 do { try await sender.send(recheck) } catch { return }

@@ -16,7 +16,7 @@ package final class EjabberdServer: XMPPTestServer {
     package let directory: URL
     package let certificates: TestCertificateAuthority?
     private let launch: Launch
-    private let running: Locked<Process>
+    private let process: ServerProcess
 
     /// What starts the node: the same every time, so a restart finds its spool.
     private struct Launch: Sendable {
@@ -90,19 +90,19 @@ package final class EjabberdServer: XMPPTestServer {
             let launch = Launch(
                 node: "presencetest\(UInt32.random(in: 0 ... .max))@localhost",
                 distributionPort: freeLoopbackPort(), directory: directory)
-            let process = try launch.start()
-            if EjabberdServer.waitUntilReady(port: port, apiPort: apiPort, process: process) {
+            if let process = try ServerProcess.start(
+                launch: { try launch.start() },
+                waitUntilReady: { EjabberdServer.waitUntilReady(port: port, apiPort: apiPort, process: $0) })
+            {
                 self.port = port
                 self.apiPort = apiPort
                 self.directory = directory
                 self.certificates = certificates
                 self.launch = launch
-                running = Locked(process)
+                self.process = process
                 try setUp(accounts: accounts, groups: groups)
                 return
             }
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
             lastError =
                 (try? String(contentsOf: directory.appendingPathComponent("ejabberd.log"), encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: directory)
@@ -138,17 +138,9 @@ package final class EjabberdServer: XMPPTestServer {
     /// Kills the node at once, as a crash would, after writing its tables to disk (what an ejabberd that has run
     /// for a while has done long since): the sessions are cut without a stream close, the accounts survive.
     package func kill() async {
-        await onAThreadOfItsOwn { self.killNow(keepingTables: true) }
-    }
-
-    private func killNow(keepingTables: Bool) {
-        running.withLock { process in
-            if process.isRunning {
-                if keepingTables { syncTables() }
-                Foundation.kill(process.processIdentifier, SIGKILL)
-                Foundation.kill(process.processIdentifier, SIGCONT)
-            }
-            process.waitUntilExit()
+        await onAThreadOfItsOwn {
+            if self.process.isRunning { self.syncTables() }
+            self.process.kill()
         }
     }
 
@@ -179,33 +171,18 @@ package final class EjabberdServer: XMPPTestServer {
         process.waitUntilExit()
     }
 
-    package func pause() { Foundation.kill(processIdentifier, SIGSTOP) }
+    package func pause() { process.pause() }
 
-    package func resume() { Foundation.kill(processIdentifier, SIGCONT) }
-
-    private var processIdentifier: Int32 { running.withLock { $0.processIdentifier } }
+    package func resume() { process.resume() }
 
     package func restart() async throws {
-        try await onAThreadOfItsOwn { try self.restartNow() }
-    }
-
-    private func restartNow() throws {
-        killNow(keepingTables: true)
-        for _ in 0 ..< 20 {
-            let process = try launch.start()
-            if EjabberdServer.waitUntilReady(port: port, apiPort: apiPort, process: process) {
-                running.withLock { $0 = process }
-                return
-            }
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            Thread.sleep(forTimeInterval: 0.2)
-        }
-        throw Failure(description: "ejabberd did not restart on port \(port)")
+        await kill()
+        let restarted = try await onAThreadOfItsOwn { try self.process.restart(attempts: 20, pausing: 0.2) }
+        guard restarted else { throw Failure(description: "ejabberd did not restart on port \(port)") }
     }
 
     package func stop() {
-        killNow(keepingTables: false)
+        process.kill()
         try? FileManager.default.removeItem(at: directory)
     }
 

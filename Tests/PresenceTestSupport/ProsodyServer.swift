@@ -15,8 +15,7 @@ package final class ProsodyServer: XMPPTestServer {
     package let directory: URL
     package let certificates: TestCertificateAuthority?
     private let configFile: URL
-    /// The running server process; replaced by ``restart()``.
-    private let running: Locked<Process>
+    private let process: ServerProcess
 
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -56,17 +55,17 @@ package final class ProsodyServer: XMPPTestServer {
             for (user, password) in accounts {
                 try ProsodyServer.prosodyctl(["--config", config.path, "register", user, domain, password])
             }
-            let process = try ProsodyServer.launch(config: config)
-            if ProsodyServer.waitUntilListening(port: port, process: process) {
+            if let process = try ServerProcess.start(
+                launch: { try ProsodyServer.launch(config: config) },
+                waitUntilReady: { ProsodyServer.waitUntilListening(port: port, process: $0) })
+            {
                 self.port = port
                 self.directory = directory
                 self.configFile = config
                 self.certificates = certificates
-                self.running = Locked(process)
+                self.process = process
                 return
             }
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
             lastError =
                 (try? String(contentsOf: directory.appendingPathComponent("prosody.log"), encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: directory)
@@ -76,47 +75,19 @@ package final class ProsodyServer: XMPPTestServer {
 
     /// Kills the server at once, as a crash would: every session is cut without a stream close.
     package func kill() async {
-        await onAThreadOfItsOwn { self.killNow() }
-    }
-
-    private func killNow() {
-        running.withLock { process in
-            if process.isRunning {
-                Foundation.kill(process.processIdentifier, SIGKILL)
-                Foundation.kill(process.processIdentifier, SIGCONT)
-            }
-            // Also when it died by itself: Foundation keeps the Process until `waitUntilExit` lets it go.
-            process.waitUntilExit()
-        }
+        await onAThreadOfItsOwn { self.process.kill() }
     }
 
     /// Freezes the server (SIGSTOP): connections stay open and nothing answers, as with a hung host.
-    package func pause() { Foundation.kill(processIdentifier, SIGSTOP) }
+    package func pause() { process.pause() }
 
     /// Lets a paused server run again (SIGCONT).
-    package func resume() { Foundation.kill(processIdentifier, SIGCONT) }
-
-    private var processIdentifier: Int32 { running.withLock { $0.processIdentifier } }
+    package func resume() { process.resume() }
 
     /// Starts the server again on the same port with the same data (after ``kill()``).
     package func restart() async throws {
-        try await onAThreadOfItsOwn { try self.restartNow() }
-    }
-
-    private func restartNow() throws {
-        killNow()
-        for _ in 0 ..< 50 {
-            let process = try ProsodyServer.launch(config: configFile)
-            if ProsodyServer.waitUntilListening(port: port, process: process) {
-                running.withLock { $0 = process }
-                return
-            }
-            // The port may still be held for a moment by the killed process's sockets.
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        throw Failure(description: "prosody did not restart on port \(port)")
+        let restarted = try await onAThreadOfItsOwn { try self.process.restart(attempts: 50, pausing: 0.1) }
+        guard restarted else { throw Failure(description: "prosody did not restart on port \(port)") }
     }
 
     /// Registers another account on the running server.
@@ -127,7 +98,7 @@ package final class ProsodyServer: XMPPTestServer {
     /// Kills the server (SIGKILL: a child of the test process may inherit SIGTERM ignored, and a test server has
     /// nothing to save) and removes its directory.
     package func stop() {
-        killNow()
+        process.kill()
         try? FileManager.default.removeItem(at: directory)
     }
 

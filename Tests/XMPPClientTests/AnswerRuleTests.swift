@@ -59,6 +59,21 @@ struct AnswerRuleTests {
         #expect(member.resources == ["desk", "phone"])
     }
 
+    @Test func theSourceKnowsWhenAnAvailableAnswerWillBeFinalSoItWakesThenAndNotLater() {
+        var member = MemberConfirmation()
+        #expect(member.settles(quiet: settle) == nil, "nothing to wait for")
+        member.record(available("ann@corp.example/desk"), at: at(0))
+        #expect(member.settles(quiet: settle) == at(50))
+        member.record(available("ann@corp.example/phone"), at: at(20))
+        #expect(member.settles(quiet: settle) == at(70), "each presence moves it")
+        #expect(member.settle(at: at(70), quiet: settle) == .available)
+        #expect(member.settles(quiet: settle) == nil, "final: nothing more to wait for")
+
+        var offline = MemberConfirmation()
+        offline.record(unavailable("ann@corp.example"), at: at(0))
+        #expect(offline.settles(quiet: settle) == nil, "an offline answer never waits")
+    }
+
     @Test func aResourceLeavingSaysNothingAboutTheOthers() {
         var member = MemberConfirmation()
         member.record(available("ann@corp.example/desk"), at: at(0))

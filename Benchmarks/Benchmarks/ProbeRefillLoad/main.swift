@@ -264,7 +264,11 @@ do {
 do {
     let watcher = try await startWatcher(
         storage: LRUMemoryStorage(countLimit: memberCount / 10), probesPerSecond: 1_000_000)
-    // A scan over everyone: in an LRU of 10% every next user was evicted long ago.
+    // A scan over everyone: in an LRU of 10% every next user was evicted long ago. The LRU is first filled with
+    // the last tenth of the scan, so that none of the users it held after the snapshot is met.
+    for member in members.suffix(memberCount / 10) {
+        _ = await watcher.server.lookup.lookup(member, policy: .cacheElseProbe)
+    }
     row(
         "LRU 10%, evicted user (cache-else-probe)",
         await latency(watcher, policy: .cacheElseProbe, count: samples / 4, expecting: .probe) {
