@@ -77,6 +77,12 @@ final class Confirmations: Sendable {
         /// Last-activity requests in flight: request id → member.
         var lastActivityRequests: [String: BareJID] = [:]
         var issued = 0
+
+        /// The open rounds still waiting for `member`'s answer. A list, not a view of `rounds`: a loop that
+        /// mutated the rounds while it walked the dictionary would copy every round's members at each step.
+        func rounds(asking member: BareJID) -> [String] {
+            rounds.compactMap { $0.value.unsettled.contains(member) ? $0.key : nil }
+        }
     }
 
     static let roundPrefix = "confirm-"
@@ -113,7 +119,7 @@ final class Confirmations: Sendable {
     func record(_ update: PresenceUpdate, receivedAt time: PresenceTime, at now: ContinuousClock.Instant = .now) {
         let member = update.from.bare
         state.withLock { state in
-            for id in state.rounds.keys where state.rounds[id]!.unsettled.contains(member) {
+            for id in state.rounds(asking: member) {
                 state.rounds[id]!.members[member]!.record(update, at: now)
                 state.rounds[id]!.candidates.insert(member)
                 if state.rounds[id]!.purpose == .probe {
@@ -148,12 +154,12 @@ final class Confirmations: Sendable {
     func recheckLastActivity(at now: ContinuousClock.Instant = .now, after interval: Duration) -> [UInt8] {
         state.withLock { state in
             var members: Set<BareJID> = []
-            for id in state.rounds.keys {
-                for member in state.rounds[id]!.candidates
-                where state.rounds[id]!.members[member]!.needsLastActivityAgain(at: now, after: interval) {
-                    state.rounds[id]!.members[member]!.askingLastActivityAgain()
-                    members.insert(member)
-                }
+            for id in Array(state.rounds.keys) {
+                let due = state.rounds[id].map { round in
+                    round.candidates.filter { round.members[$0]!.needsLastActivityAgain(at: now, after: interval) }
+                } ?? []
+                for member in due { state.rounds[id]!.members[member]!.askingLastActivityAgain() }
+                members.formUnion(due)
             }
             return Self.lastActivityRequests(for: members, in: &state)
         }
@@ -178,7 +184,7 @@ final class Confirmations: Sendable {
             guard let member = state.lastActivityRequests.removeValue(forKey: iq.id) else { return }
             let seconds = iq.kind == .result ? LastActivity.seconds(in: stanza) : nil
             let refusal = seconds == nil ? (IQ.errorCondition(of: stanza) ?? "no answer") : nil
-            for id in state.rounds.keys where state.rounds[id]!.unsettled.contains(member) {
+            for id in state.rounds(asking: member) {
                 if let seconds {
                     state.rounds[id]!.members[member]!.recordLastActivity(seconds: seconds, at: now)
                     state.rounds[id]!.candidates.insert(member)
