@@ -63,6 +63,9 @@ final class Confirmations: Sendable {
     private struct Round {
         let purpose: Purpose
         let started: ContinuousClock.Instant
+        /// Where the round stands among everything issued: an answer to a question asked before the round opened
+        /// says nothing about the time the round asks about.
+        let issue: Int
         var members: [BareJID: MemberConfirmation]
         /// Members without a final answer.
         var unsettled: Set<BareJID>
@@ -74,8 +77,8 @@ final class Confirmations: Sendable {
 
     private struct State {
         var rounds: [String: Round] = [:]
-        /// Last-activity requests in flight: request id → member.
-        var lastActivityRequests: [String: BareJID] = [:]
+        /// Last-activity requests in flight: request id → the member asked about, and when it was issued.
+        var lastActivityRequests: [String: (member: BareJID, issue: Int)] = [:]
         var issued = 0
 
         /// The open rounds still waiting for `member`'s answer. A list, not a view of `rounds`: a loop that
@@ -94,14 +97,34 @@ final class Confirmations: Sendable {
 
     /// Opens a round for `members`; returns its id, which is also the id of the ping to send after the question.
     func open(_ purpose: Purpose, members: Set<BareJID>) -> String {
+        open(purpose, members: members) { _ in true }!
+    }
+
+    /// Opens a round for `members` if `admit`, called with its id under the rounds' lock (before any answer can
+    /// settle the round), says yes: a waiter registered there cannot miss the round's end. Nil when refused.
+    func open(_ purpose: Purpose, members: Set<BareJID>, admit: (String) -> Bool) -> String? {
         state.withLock { state in
+            let id = "\(Self.roundPrefix)\(state.issued + 1)"
+            guard admit(id) else { return nil }
             state.issued += 1
-            let id = "\(Self.roundPrefix)\(state.issued)"
             state.rounds[id] = Round(
-                purpose: purpose, started: .now,
+                purpose: purpose, started: .now, issue: state.issued,
                 members: Dictionary(uniqueKeysWithValues: members.map { ($0, MemberConfirmation()) }),
                 unsettled: members)
             return id
+        }
+    }
+
+    /// Stops waiting for `members` in every round (they left the roster: the server will say nothing more about
+    /// them). Rounds left with nobody to wait for end at the next settle pass.
+    func forget(_ members: Set<BareJID>) {
+        guard !members.isEmpty else { return }
+        state.withLock { state in
+            for id in Array(state.rounds.keys) {
+                state.rounds[id]!.unsettled.subtract(members)
+                state.rounds[id]!.candidates.subtract(members)
+            }
+            state.lastActivityRequests = state.lastActivityRequests.filter { !members.contains($0.value.member) }
         }
     }
 
@@ -171,20 +194,28 @@ final class Confirmations: Sendable {
         for member in members {
             state.issued += 1
             let requestID = "\(lastActivityPrefix)\(state.issued)"
-            state.lastActivityRequests[requestID] = member
+            state.lastActivityRequests[requestID] = (member, state.issued)
             bytes += LastActivity.request(id: requestID, to: member.rawValue)
         }
         return bytes
     }
 
     /// A last-activity answer (result or error) with `id`; false when `id` is no request of ours.
+    ///
+    /// Only an answer from the member's own bare JID counts (the server answers for its account; anyone else who
+    /// knows the watcher's address could send a result with a guessed id), and only for rounds opened before the
+    /// request went out: an answer computed before a round began says nothing about the time it asks about.
     func lastActivityAnswered(_ iq: IQ, _ stanza: Stanza, at now: ContinuousClock.Instant = .now) -> Bool {
         guard iq.id.hasPrefix(Self.lastActivityPrefix) else { return false }
         state.withLock { state in
-            guard let member = state.lastActivityRequests.removeValue(forKey: iq.id) else { return }
+            guard let request = state.lastActivityRequests[iq.id],
+                iq.from.flatMap({ try? JID($0) }).map({ $0.resource == nil && $0.bare == request.member }) == true
+            else { return }
+            state.lastActivityRequests[iq.id] = nil
+            let member = request.member
             let seconds = iq.kind == .result ? LastActivity.seconds(in: stanza) : nil
             let refusal = seconds == nil ? (IQ.errorCondition(of: stanza) ?? "no answer") : nil
-            for id in state.rounds(asking: member) {
+            for id in state.rounds(asking: member) where state.rounds[id]!.issue < request.issue {
                 if let seconds {
                     state.rounds[id]!.members[member]!.recordLastActivity(seconds: seconds, at: now)
                     state.rounds[id]!.candidates.insert(member)
@@ -235,6 +266,8 @@ final class Confirmations: Sendable {
                     state.rounds[id] = round
                 }
             }
+            // Nobody waits for an answer any more: requests the server never answered are let go.
+            if state.rounds.isEmpty { state.lastActivityRequests.removeAll() }
             return pass
         }
     }

@@ -51,11 +51,19 @@ final class PendingProbes: Sendable {
 
     /// Probes `members`; returns, within `timeout`, each member the server answered for certain.
     func probe(_ members: Set<BareJID>, timeout: Duration) async throws -> Answers {
-        // The round opens outside this lock: settling answers takes the rounds' lock, then this one.
-        guard let sender = state.withLock({ $0.sender }) else { throw ProbeFailure.notConnected }
-        let id = confirmations.open(.probe, members: members)
+        // The waiter is registered as the round opens, under the rounds' lock then this one (the order settling
+        // answers takes them in): no answer can end the round before someone waits for it, and a session that
+        // closed meanwhile refuses the round.
         let wake = Promise<Outcome>()
-        state.withLock { $0.waiting[id] = Waiting(wake: wake) }
+        var sender: XMPPStanzaSender?
+        let opened = confirmations.open(.probe, members: members) { id in
+            state.withLock { state in
+                sender = state.sender
+                if sender != nil { state.waiting[id] = Waiting(wake: wake) }
+                return sender != nil
+            }
+        }
+        guard let id = opened, let sender else { throw ProbeFailure.notConnected }
         defer {
             confirmations.close(id)
             state.withLock { _ = $0.waiting.removeValue(forKey: id) }

@@ -426,8 +426,12 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         logger.warning("no certain status for some roster members; asking again: \(cause)", metadata: metadata)
     }
 
+    /// The roster members whose presence the server delivers; never the watcher's own account, whose presences
+    /// (its other sessions) are not a member's status.
     private func watchedMembers(_ roster: [BareJID: RosterItem]) -> Set<BareJID> {
-        Set(roster.values.lazy.filter { $0.subscription.deliversContactPresence }.map(\.jid))
+        Set(
+            roster.values.lazy.filter { $0.subscription.deliversContactPresence && $0.jid != self.configuration.account }
+                .map(\.jid))
     }
 
     /// A new roster from the server: members no longer on it are forgotten (`unknown`: nobody watches them).
@@ -445,23 +449,25 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     }
 
     /// Applies a roster push; returns the members whose presence the watcher now receives and did not before.
+    /// Members it no longer receives are forgotten: their entries, and any question still waiting for them.
     private func applyPush(_ items: [RosterItem], to roster: inout [BareJID: RosterItem]) -> Set<BareJID> {
-        var added: Set<BareJID> = []
+        let before = watched.withLock { $0 }
         for item in items {
-            let wasWatched = roster[item.jid]?.subscription.deliversContactPresence ?? false
             if item.subscription == .remove {
                 roster[item.jid] = nil
                 storage.remove(item.jid)
             } else {
                 roster[item.jid] = item
-                if item.subscription.deliversContactPresence && !wasWatched { added.insert(item.jid) }
-                if !item.subscription.deliversContactPresence && wasWatched { storage.remove(item.jid) }
             }
             logger.info("roster push", metadata: ["jid": "\(item.jid)", "subscription": "\(item.subscription)"])
         }
         let members = watchedMembers(roster)
         watched.withLock { $0 = members }
         state.withLock { $0.rosterSize = members.count }
-        return added
+        let gone = before.subtracting(members)
+        for member in gone { storage.remove(member) }
+        partial.withLock { $0.subtract(gone) }
+        confirmations.forget(gone)
+        return members.subtracting(before)
     }
 }
