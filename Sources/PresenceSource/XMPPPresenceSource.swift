@@ -201,9 +201,15 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                     {
                         continue
                     }
-                    if case .update = ingest.receive(stanza) {
+                    if case .update(let update) = ingest.receive(stanza) {
                         state.withLock { $0.presencesReceived += 1 }
-                        if !confirmations.isEmpty { settleCertainAnswers() }
+                        // An unavailable from the bare JID is final at once; an available answer waits for the
+                        // settle window, which the settle loop wakes for.
+                        if update.from.resource == nil && update.availability == .unavailable
+                            && !confirmations.isEmpty
+                        {
+                            settleCertainAnswers()
+                        }
                     }
                     continue
                 }
@@ -276,8 +282,9 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     }
 
     /// Makes every answer that is certain now final: the storage agrees with it, and the rounds it completes end.
-    /// Called after each statement the session reads (an offline answer is final at once) and on the settle loop's
-    /// ticks (an available one once the member has been quiet for the settle window). Returns when the next
+    /// Called after each statement that is final at once (an unavailable from a bare JID, a last-activity answer)
+    /// and by the settle loop (an available answer once the member has been quiet for the settle window). Returns
+    /// when the next
     /// available answer becomes final if its member stays quiet.
     @discardableResult
     private func settleCertainAnswers(at now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant? {
@@ -328,8 +335,10 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             return
         }
         // The lookup makes the member the most recently used entry of an LRU: it is not the one evicted before
-        // the update lands.
-        guard case .lost = storage.lookup(member), isProbeable(member) else { return }
+        // the update lands. (The shown presence only: an encoded storage reads it in place.)
+        guard isProbeable(member),
+            storage.withShownPresence(member, { if case .lost = $0 { true } else { false } })
+        else { return }
         partial.withLock { _ = $0.insert(member) }
     }
 

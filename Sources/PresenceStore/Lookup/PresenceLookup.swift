@@ -111,11 +111,9 @@ public final class PresenceLookup: Sendable {
                 answers[index] = LookupAnswer(jid: jid, stored: .present(presence), origin: .probe)
             case .failure(let failure):
                 // The storage may have heard from the user meanwhile (a live update); otherwise it is still lost.
-                answers[index] = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: failure)
-                answers[index].isPartial = answers[index].origin == .storage && prober.isPartial(jid)
+                answers[index] = storageAnswer(jid, probeFailure: failure)
             case nil:
-                answers[index] = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: .timeout)
-                answers[index].isPartial = answers[index].origin == .storage && prober.isPartial(jid)
+                answers[index] = storageAnswer(jid, probeFailure: .timeout)
             }
         }
         return answers
@@ -151,13 +149,16 @@ public final class PresenceLookup: Sendable {
         return true
     }
 
+    /// The storage's answer for `jid`, saying whether the entry it comes from is partial.
+    private func storageAnswer(_ jid: BareJID, probeFailure: ProbeFailure? = nil) -> LookupAnswer {
+        var answer = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: probeFailure)
+        if answer.origin == .storage, let prober, prober.isPartial(jid) { answer.isPartial = true }
+        return answer
+    }
+
     /// The storage's answers, and the indices of those the policy wants probed.
     private func storageAnswers(_ jids: [BareJID], policy: LookupPolicy) -> ([LookupAnswer], [Int]) {
-        let answers = jids.map { jid in
-            var answer = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid))
-            if answer.origin == .storage, let prober, prober.isPartial(jid) { answer.isPartial = true }
-            return answer
-        }
+        let answers = jids.map { storageAnswer($0) }
         let wanted = answers.indices.filter { index in
             switch policy {
             case .cacheOnly: false
