@@ -120,6 +120,11 @@ let package = Package(
             ],
             path: "Benchmarks/Soak"
         ),
+        // The disk tier's candidate engines side by side: SQLite and LMDB from the system, on the tier's workload.
+        .systemLibrary(name: "CSQLiteReference", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLMDBReference", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .executableTarget(
+            name: "DiskEngines", dependencies: ["CSQLiteReference", "CLMDBReference"], path: "Benchmarks/DiskEngines"),
         // What the loads share: a Prosody of their own with N member accounts, `presence serve` in its own process, a
         // keep-alive HTTP client, and reporting.
         .target(
