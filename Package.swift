@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "XMPPClient", targets: ["XMPPClient"]),
         .library(name: "PresenceModel", targets: ["PresenceModel"]),
         .library(name: "PresenceStore", targets: ["PresenceStore"]),
+        .library(name: "PresenceDisk", targets: ["PresenceDisk"]),
         .library(name: "PresencePressure", targets: ["PresencePressure"]),
         .library(name: "PresenceIngest", targets: ["PresenceIngest"]),
         .library(name: "PresenceWire", targets: ["PresenceWire"]),
@@ -59,6 +60,14 @@ let package = Package(
         // The storages behind `MemoryStorage`, their loss accounting and change stream. Model + Foundation only:
         // a library user who wants a storage links neither libexpat nor SwiftNIO.
         .target(name: "PresenceStore", dependencies: ["PresenceModel"]),
+        // SQLite from the system, found through pkg-config (`sqlite3`). Never vendored.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // The disk tier's file: users and their values in SQLite, so they survive restarts and evictions.
+        .target(name: "PresenceDisk", dependencies: ["PresenceModel", "PresenceStore", "CSQLite"]),
         // Where memory pressure comes from: scripted, the process's resident memory, Linux PSI and cgroup events.
         .target(name: "PresencePressure", dependencies: ["PresenceStore"]),
         // Bytes to storage: stanza decoding, the ingest session every source drives, replay and audit.
@@ -137,6 +146,9 @@ let package = Package(
             dependencies: [
                 "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWorkload", "PresenceTestSupport",
             ]),
+        .testTarget(
+            name: "PresenceDiskTests",
+            dependencies: ["PresenceDisk", "PresenceStore", "PresenceModel", "PresenceTestSupport"]),
         .testTarget(
             name: "PresenceIngestTests",
             dependencies: [

@@ -57,9 +57,15 @@ public protocol MemoryStorage: AnyObject, Sendable {
     /// `UserPresence.apply(_:receivedAt:)` does, which is the default. Every update of every source goes through
     /// here, so a storage may do the same faster.
     func apply(_ update: PresenceUpdate, receivedAt: PresenceTime)
+
+    /// The source vouches that the user's stored value is current (a snapshot found it so without changing it).
+    /// A storage that restored the value from disk stops calling it restored; the default does nothing.
+    func confirm(_ key: BareJID)
 }
 
 extension MemoryStorage {
+    public func confirm(_ key: BareJID) {}
+
     /// The user's presence if the storage holds it.
     public func get(_ key: BareJID) -> UserPresence? { lookup(key).presence }
 

@@ -11,6 +11,9 @@ public struct LookupAnswer: Hashable, Sendable {
     /// The stored presence was rebuilt after a loss from one resource's presence and not confirmed since: it may
     /// lack the user's other resources (``PresenceProber/isPartial(_:)``).
     public var isPartial = false
+    /// The answer was restored from disk at start and neither updated nor confirmed by the source since: it is
+    /// the user's status as of this time (the previous process's last write), not a live one.
+    public var restoredAsOf: PresenceTime?
 
     public init(jid: BareJID, stored: StoredPresence, origin: AnswerOrigin, probeFailure: ProbeFailure? = nil) {
         self.jid = jid

@@ -132,10 +132,11 @@ public final class PresenceLookup: Sendable {
     ) -> Bool {
         let policy = policy ?? defaultPolicy
         guard policy != .probe else { return false }
+        let tiered = storage as? TieredStorage
         for jid in jids {
             // A partial entry's answer says so, which this path does not write.
             if let prober, prober.isPartial(jid) { return false }
-            let answered = storage.withShownPresence(jid) { stored -> Bool in
+            func decide(_ stored: StoredShownPresence) -> Bool {
                 switch (policy, stored) {
                 case (.cacheElseProbe, .lost), (.cacheElseProbe, .unknown):
                     return false  // a miss the server should fill
@@ -144,15 +145,30 @@ public final class PresenceLookup: Sendable {
                     return true
                 }
             }
+            // A restored answer and one from disk say so, which this path does not write either.
+            let answered: Bool
+            if let tiered {
+                answered = tiered.withShownPresenceInMemory(jid, decide) ?? false
+            } else {
+                answered = storage.withShownPresence(jid, decide)
+            }
             if !answered { return false }
         }
         return true
     }
 
-    /// The storage's answer for `jid`, saying whether the entry it comes from is partial.
+    /// The storage's answer for `jid`: the tier it came from, and whether the entry is partial or restored.
     private func storageAnswer(_ jid: BareJID, probeFailure: ProbeFailure? = nil) -> LookupAnswer {
-        var answer = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: probeFailure)
-        if answer.origin == .storage, let prober, prober.isPartial(jid) { answer.isPartial = true }
+        var answer: LookupAnswer
+        if let tiered = storage as? TieredStorage {
+            let (stored, tier) = tiered.tieredLookup(jid)
+            answer = LookupAnswer(jid: jid, fromStorage: stored, probeFailure: probeFailure)
+            if tier == .disk { answer.origin = .disk }
+            if answer.stored.presence != nil { answer.restoredAsOf = tiered.restoredAsOf(jid) }
+        } else {
+            answer = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: probeFailure)
+        }
+        if answer.origin != .none, let prober, prober.isPartial(jid) { answer.isPartial = true }
         return answer
     }
 
