@@ -122,6 +122,7 @@ let package = Package(
             dependencies: [
                 "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire",
                 "PresenceWorkload", "PresenceService", "PresenceSource", "XMPPClient", "LoopbackHTTP", "XMPPStream",
+                "PresenceDisk",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

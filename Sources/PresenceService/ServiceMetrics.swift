@@ -22,6 +22,7 @@ public final class ServiceMetrics: Sendable {
     private let streamErrors: CoreMetrics.Counter
     private let pressureEvents: CoreMetrics.Counter
     private let probeLatency: CoreMetrics.Timer
+    private let flushDuration: CoreMetrics.Timer
     /// What the counters were last advanced to: they only move forward by the difference at each scrape.
     private let published = Locked([0, 0, 0, 0])
 
@@ -38,6 +39,19 @@ public final class ServiceMetrics: Sendable {
         streamErrors = Counter(label: "presence_stream_errors_total", factory: factory)
         pressureEvents = Counter(label: "presence_pressure_events_total", factory: factory)
         probeLatency = Timer(label: "presence_probe_refill_seconds", factory: factory)
+        flushDuration = Timer(label: "presence_disk_flush_seconds", factory: factory)
+    }
+
+    /// One disk-tier flush: its duration in a histogram, what it wrote, and failures.
+    public func recordFlush(_ outcome: FlushOutcome) {
+        if outcome.error != nil {
+            Counter(label: "presence_disk_flush_failures_total", factory: factory).increment()
+            return
+        }
+        flushDuration.recordNanoseconds(
+            outcome.duration.components.seconds * 1_000_000_000 + outcome.duration.components.attoseconds / 1_000_000_000)
+        Counter(label: "presence_disk_users_written_total", factory: factory).increment(by: outcome.users)
+        Counter(label: "presence_disk_bytes_written_total", factory: factory).increment(by: outcome.bytes)
     }
 
     /// One probe batch answered, `duration` after it was sent: the refill latency histogram.
@@ -82,6 +96,20 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_presences_received", factory: factory).record(source.presencesReceived)
             Gauge(label: "presence_xmpp_snapshot_unconfirmed", factory: factory).record(source.snapshotUnconfirmed)
             Gauge(label: "presence_xmpp_partial_users", factory: factory).record(source.partialUsers)
+        }
+        if let tier = storage as? TieredStorage {
+            let disk = tier.tierStatistics
+            let gauges = [
+                ("presence_disk_dirty_users", disk.dirty), ("presence_disk_users", disk.diskUsers),
+                ("presence_disk_file_bytes", disk.fileBytes), ("presence_disk_restored_users", disk.restored),
+                ("presence_disk_spilled_users", disk.spilledTotal),
+                ("presence_disk_last_flush_timestamp_seconds", Int((disk.lastFlushAt?.millisecondsSinceEpoch ?? 0) / 1000)),
+            ]
+            for (label, value) in gauges { Gauge(label: label, factory: factory).record(value) }
+            for (tier, value) in [("memory", disk.memoryHits), ("disk", disk.diskHits), ("none", disk.misses)] {
+                Gauge(label: "presence_disk_lookups", dimensions: [("answered_by", tier)], factory: factory)
+                    .record(value)
+            }
         }
         if let probes {
             let outcomes = [

@@ -358,6 +358,8 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         case .available:
             SnapshotReconciliation.keepOnly(settled.resources, of: member, in: storage, at: now)
         }
+        // The server vouched for what is stored now: a status restored from disk is current again.
+        storage.confirm(member)
         guard settled.purpose == .probe else { return }
         let answer: UserPresence
         if case .present(let stored) = storage.lookup(member), stored.status != nil {

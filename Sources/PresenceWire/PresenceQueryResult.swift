@@ -23,8 +23,8 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     /// complete, false while it is down (the answer is as of the drop); null without an XMPP source (the command
     /// line, a service fed only through its feed port).
     public var live: Bool?
-    /// Where the answer came from: `storage`, `probe` (the presence server, asked just now), or `none` when
-    /// nothing could be had (`lost`, `unknown`).
+    /// Where the answer came from: `storage` (memory), `disk` (the disk tier, memory having dropped the user),
+    /// `probe` (the presence server, asked just now), or `none` when nothing could be had (`lost`, `unknown`).
     public var origin: AnswerOrigin
     /// Why the presence server was not asked, or did not answer, when the lookup policy wanted it:
     /// `not-a-member`, `not-connected`, `rate-limited` or `timeout`.
@@ -32,6 +32,9 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     /// True when the stored answer was rebuilt after a loss from one resource's presence and the server has not
     /// confirmed it since: the user may have other resources it does not show.
     public var partial = false
+    /// For a status restored from the disk tier at start and neither updated nor confirmed since: the XEP-0082
+    /// UTC time it was current as of (the previous process's last write). Such an answer is not live.
+    public var asOf: String?
 
     /// A lookup's answer.
     public init(_ answer: LookupAnswer, live: Bool? = nil) {
@@ -39,6 +42,10 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         origin = answer.origin
         probeFailure = answer.probeFailure
         partial = answer.isPartial
+        if let restored = answer.restoredAsOf {
+            asOf = restored.description
+            self.live = false
+        }
     }
 
     /// The storage's answer, as a `cache-only` lookup gives it.
@@ -73,7 +80,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
 
     public func write(to writer: inout JSONWriter) {
         PresenceQueryResult.writeMembers(
-            to: &writer, attendance: attendance, cause: cause, jid: jid, live: live, origin: origin,
+            to: &writer, asOf: asOf, attendance: attendance, cause: cause, jid: jid, live: live, origin: origin,
             partial: partial, priority: priority, probeFailure: probeFailure, resource: { $0.string(resource) }, show: show,
             since: { $0.string(since) }, state: state, status: { $0.string(status) })
     }
@@ -84,7 +91,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     public static func write(jid: BareJID, stored: StoredShownPresence, live: Bool?, to writer: inout JSONWriter) {
         func write(_ state: PresenceState, origin: AnswerOrigin, cause: RemovalCause? = nil) {
             writeMembers(
-                to: &writer, attendance: nil, cause: cause, jid: jid.rawValue, live: live, origin: origin,
+                to: &writer, asOf: nil, attendance: nil, cause: cause, jid: jid.rawValue, live: live, origin: origin,
                 partial: false, priority: nil, probeFailure: nil, resource: { $0.null() }, show: nil, since: { $0.null() },
                 state: state, status: { $0.null() })
         }
@@ -94,7 +101,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         case .present(nil): write(.unknown, origin: .storage)
         case .present(let shown?):
             writeMembers(
-                to: &writer, attendance: shown.attendance, cause: nil, jid: jid.rawValue, live: live,
+                to: &writer, asOf: nil, attendance: shown.attendance, cause: nil, jid: jid.rawValue, live: live,
                 origin: .storage, partial: false, priority: shown.isAvailable ? Int(shown.priority) : nil, probeFailure: nil,
                 resource: { writer in
                     if shown.resource.isEmpty { writer.null() } else { writer.string(utf8: shown.resource) }
@@ -117,12 +124,14 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
 
     /// The members in sorted order, every one written, null or not: the one place that decides the layout.
     private static func writeMembers(
-        to writer: inout JSONWriter, attendance: Attendance?, cause: RemovalCause?, jid: String, live: Bool?,
+        to writer: inout JSONWriter, asOf: String?, attendance: Attendance?, cause: RemovalCause?, jid: String,
+        live: Bool?,
         origin: AnswerOrigin, partial: Bool, priority: Int?, probeFailure: ProbeFailure?, resource: (inout JSONWriter) -> Void,
         show: PresenceShow?, since: (inout JSONWriter) -> Void, state: PresenceState,
         status: (inout JSONWriter) -> Void
     ) {
         writer.object { writer in
+            writer.key("asOf"); writer.string(asOf)
             writer.key("attendance"); writer.string(attendance?.rawValue)
             writer.key("cause"); writer.string(cause?.rawValue)
             writer.key("jid"); writer.string(jid)

@@ -32,6 +32,8 @@ public struct ReplayReport: Sendable, JSONDocument {
     /// The probes a `cache-else-probe` lookup would send to read every user once after the replay, refills'
     /// own evictions included; null when not measured.
     public var refillProbes: Int?
+    /// The disk tier of a `KIND+disk` or `disk` storage, after the audit read every user once; null without one.
+    public var disk: DiskReport?
 
     public var ignoredTotal: Int { ignored.values.reduce(0, +) }
     public var rejectedTotal: Int { rejected.values.reduce(0, +) }
@@ -74,6 +76,8 @@ public struct ReplayReport: Sendable, JSONDocument {
     public func write(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.key("bytes"); writer.int(bytes)
+            writer.key("disk")
+            if let disk { disk.write(to: &writer) } else { writer.null() }
             writer.key("elapsedSeconds"); writer.double(elapsedSeconds)
             writer.key("error")
             if let error { error.write(to: &writer) } else { writer.null() }

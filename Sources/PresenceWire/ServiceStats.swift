@@ -34,6 +34,8 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
     public var source: SourceReport?
     /// Refill by probe, or null when the service has no probing source.
     public var probes: ProbeReport?
+    /// The disk tier, or null when the storage has none.
+    public var disk: DiskReport?
 
     public init(
         storage: String, entries: Int, storageEstimatedBytes: Int, lost: Int, removals: [String: Int],
@@ -66,6 +68,8 @@ public struct ServiceStats: Hashable, Sendable, Decodable, JSONDocument {
     public func write(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.key("connectionsAccepted"); writer.int(connectionsAccepted)
+            writer.key("disk")
+            if let disk { disk.write(to: &writer) } else { writer.null() }
             writer.key("entries"); writer.int(entries)
             writer.key("eventStreams"); writer.int(eventStreams)
             writer.key("eventStreamsClosedAsStalled"); writer.int(eventStreamsClosedAsStalled)

@@ -22,14 +22,21 @@ struct ReplayOutcome {
     let peakResidentBytes: Int?
     let notApplicable: [String]
     let notes: [String]
+    /// The disk tier's counters after the audit and the refill measure, for a storage with one.
+    let disk: DiskReport?
+
+    /// Closes a disk tier (a scratch one removes its directory); a storage without one needs nothing.
+    func close() { (storage as? TieredStorage)?.close() }
 
     /// The report of the wire format, naming at most `listing` lost and stale users.
     func report(listing: Int) -> ReplayReport {
         guard let audit else { preconditionFailure("a replay report needs a replay that audited") }
-        return ReplayReport(
+        var report = ReplayReport(
             storage: kind.name, statistics: statistics, error: error, audit: audit, refill: refill,
             storageStatistics: storageStatistics, pressure: pressure, elapsedSeconds: elapsed.seconds,
             peakResidentBytes: peakResidentBytes, notApplicable: notApplicable, notes: notes, listing: listing)
+        report.disk = disk
+        return report
     }
 }
 
@@ -80,16 +87,21 @@ struct ReplayRunner {
         if failure == nil {
             do throws(XMPPStreamError) { try replay.finish() } catch { failure = error }
         }
+        // What is dirty goes to disk, as the flusher would have written it by the time anyone reads: the audit
+        // then reads evicted users from disk, at the disk's cost. Ingest time includes no flush.
         let elapsed = start.duration(to: .now)
         progress.finish()
+        let tier = storage as? TieredStorage
+        tier?.flush()
         let audit = replay.audit()
         let storageStatistics = storage.statistics
+        let refill = measuresRefill ? replay.measureRefill() : nil
         return ReplayOutcome(
             kind: kind, storage: storage, statistics: replay.statistics, error: failure, audit: audit,
-            storageStatistics: storageStatistics,
-            refill: measuresRefill ? replay.measureRefill() : nil,
+            storageStatistics: storageStatistics, refill: refill,
             pressure: replay.pressureResponses, elapsed: elapsed, peakResidentBytes: ProcessMemory.peakResidentBytes(),
-            notApplicable: options.storage.notApplicable(to: kind), notes: unavailable.map { "psi: \($0)" })
+            notApplicable: options.storage.notApplicable(to: kind), notes: unavailable.map { "psi: \($0)" },
+            disk: tier.map { DiskReport($0.tierStatistics) })
     }
 
     /// Replays `path` into `kind`; an input that cannot be opened is reported on standard error and ends the

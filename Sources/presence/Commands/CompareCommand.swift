@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PresenceDisk
 import PresenceStore
 import PresenceWire
 
@@ -28,6 +29,11 @@ struct CompareCommand: ParsableCommand {
 
     @Option(name: .customLong("steps"), help: "Values in the sweep, log-spaced (default 12).")
     var steps: Int = 12
+
+    @Flag(
+        name: .customLong("with-disk"),
+        help: "Also replay each evicting storage with a disk tier under it (KIND+disk), and the disk tier alone.")
+    var withDisk = false
 
     @Option(name: .customLong("chart"), help: "With --sweep: write the loss-versus-limit chart to this SVG file.")
     var chart: String?
@@ -62,12 +68,19 @@ struct CompareCommand: ParsableCommand {
                 source = InputSource(path: path)
             }
             if let sweep {
-                let (report, failed) = try SweepRunner(options: replayOptions, specification: sweep, steps: steps)
-                    .run(source)
+                let (report, failed) = try SweepRunner(
+                    options: replayOptions, specification: sweep, steps: steps, withDisk: withDisk
+                ).run(source)
                 try output(report, failed: failed)
                 return []
             }
-            return try MemoryStorageRegistry.kinds.map { try runner.run(source, into: $0) }
+            var kinds = MemoryStorageRegistry.kinds
+            if withDisk { kinds += kinds.filter(\.evicts).map { $0.withDiskTier() } + [.diskOnly()] }
+            return try kinds.map { kind in
+                let outcome = try runner.run(source, into: kind)
+                defer { outcome.close() }
+                return outcome
+            }
         }
         guard sweep == nil else { return }
         let reports = outcomes.map { $0.report(listing: outputOptions.lostUsers) }
@@ -131,6 +144,11 @@ enum CompareText {
         row("pressure events") { Format.count($0.pressureEvents.count) }
         row("storage bytes (est.)") { Format.bytes($0.storageEstimatedBytes) }
         row("stanzas/s") { Format.count($0.stanzasPerSecond) }
+        if reports.contains(where: { $0.disk != nil }) {
+            row("disk reads, all users once") { $0.disk.map { Format.count($0.diskReads) } ?? "-" }
+            row("disk bytes written") { $0.disk.map { Format.bytes($0.bytesWritten) } ?? "-" }
+            row("disk file") { $0.disk.map { Format.bytes($0.fileBytes) } ?? "-" }
+        }
         row("peak resident") { $0.peakResidentBytes.map(Format.bytes) ?? "unknown" }
         var lines = [table.render()]
         if let first = reports.first {

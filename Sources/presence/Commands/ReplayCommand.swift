@@ -19,6 +19,7 @@ struct ReplayCommand: ParsableCommand {
     func run() throws {
         let outcome = try ReplayRunner(options: replayOptions).run(path: input, into: storage.kind)
         let report = outcome.report(listing: outputOptions.lostUsers)
+        outcome.close()
         switch outputOptions.format {
         case .json: JSONOutput.print(report)
         case .text: print(ReplayText.render(report))

@@ -25,6 +25,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var storageOptions: StorageOptions
 
+    @OptionGroup var diskOptions: DiskOptions
+
     @Option(name: .customLong("feed"), help: "Address feeders connect to (default 127.0.0.1:5270).")
     var feed: HostAndPort = HostAndPort(host: "127.0.0.1", port: 5270)
 
@@ -74,6 +76,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        if storage.hasDiskTier && diskOptions.dataDirectory == nil {
+            throw ValidationError("--storage \(storage) keeps its disk tier in --data-dir: give one")
+        }
     }
 
     func run() async throws {
@@ -94,7 +99,16 @@ struct ServeCommand: AsyncParsableCommand {
             lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration, http: httpOptions.limits,
             access: try accessOptions.access(), tls: try accessOptions.tls(), feedSecret: try accessOptions.feedSecret()
         )
-        let store = storage.kind.make(storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
+        let metrics = ServiceMetrics()
+        let memory = storage.memoryKind?.make(
+            storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
+        let tier = try diskOptions.dataDirectory.map { directory in
+            try DiskTierOpening.open(
+                directory, memory: memory, options: diskOptions, metrics: metrics, logger: logger)
+        }
+        // A final flush however the service ends: everything applied before SIGTERM is on disk.
+        defer { tier?.close() }
+        let store: any MemoryStorage = tier ?? memory ?? storage.kind.make()
         var source: XMPPPresenceSource?
         if let client = try xmppOptions.configuration() {
             if xmppOptions.passwordFileIsShared() {
@@ -113,7 +127,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let server = PresenceServer(
             configuration: configuration, storage: store, pressureSources: sources, xmppSource: source,
-            logger: logger)
+            metrics: metrics, logger: logger)
         try await server.run()
     }
 }

@@ -1,18 +1,31 @@
 import ArgumentParser
+import PresenceDisk
 import PresenceStore
 
-/// A storage kind named on the command line: any name in ``MemoryStorageRegistry``.
+/// A storage kind named on the command line: any name in ``MemoryStorageRegistry``, the same with `+disk` (a disk
+/// tier under it), or `disk` (the disk tier alone).
 struct StorageName: ExpressibleByArgument, CustomStringConvertible {
     let kind: MemoryStorageKind
+    /// The memory tier's kind: the kind itself without a disk tier, nil for `disk` alone.
+    let memoryKind: MemoryStorageKind?
+    let hasDiskTier: Bool
 
-    init(_ kind: MemoryStorageKind) { self.kind = kind }
-
-    init?(argument: String) {
-        guard let kind = MemoryStorageRegistry.kind(named: argument) else { return nil }
+    init(_ kind: MemoryStorageKind) {
         self.kind = kind
+        memoryKind = kind
+        hasDiskTier = false
     }
 
-    static var allValueStrings: [String] { MemoryStorageRegistry.kinds.map(\.name) }
+    init?(argument: String) {
+        guard let kind = MemoryStorageKind.named(argument) else { return nil }
+        self.kind = kind
+        hasDiskTier = MemoryStorageRegistry.kind(named: argument) == nil
+        memoryKind = hasDiskTier ? MemoryStorageRegistry.kind(named: String(argument.dropLast("+disk".count))) : kind
+    }
+
+    static var allValueStrings: [String] {
+        MemoryStorageRegistry.kinds.map(\.name) + MemoryStorageKind.diskKinds().map(\.name)
+    }
 
     /// `dictionary, nscache or lru`, for help texts.
     static var choices: String {

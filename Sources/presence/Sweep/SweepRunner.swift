@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PresenceDisk
 import PresenceStore
 import PresenceWire
 
@@ -9,6 +10,8 @@ struct SweepRunner {
     let options: ReplayOptions
     let specification: SweepSpecification
     let steps: Int
+    /// Whether each evicting storage is also swept with a disk tier under it (`KIND+disk`).
+    var withDisk = false
 
     /// One replay to run: a storage at a value.
     private struct Job {
@@ -23,7 +26,8 @@ struct SweepRunner {
             input, into: .dictionary, configuration: options.storage.configuration(memoryBudget: nil),
             memoryBudget: nil, showsProgress: true
         ).report(listing: 0)
-        let kinds = MemoryStorageRegistry.kinds.filter(\.evicts)
+        let evicting = MemoryStorageRegistry.kinds.filter(\.evicts)
+        let kinds = evicting + (withDisk ? evicting.map { $0.withDiskTier() } : [])
         let jobs = kinds.flatMap { kind in values.map { Job(kind: kind, value: $0) } }
         let results = Locked<[Int: ReplayReport]>([:])
         let failures = Locked<[any Error]>([])
@@ -36,6 +40,7 @@ struct SweepRunner {
                     input, into: job.kind, configuration: configuration(for: job.value),
                     memoryBudget: specification.parameter == .memoryBudget ? job.value : nil, showsProgress: false)
                 let report = outcome.report(listing: 0)
+                outcome.close()
                 results.withLock { $0[index] = report }
             } catch {
                 failures.withLock { $0.append(error) }
