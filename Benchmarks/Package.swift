@@ -125,6 +125,17 @@ let package = Package(
         .systemLibrary(name: "CLMDBReference", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .executableTarget(
             name: "DiskEngines", dependencies: ["CSQLiteReference", "CLMDBReference"], path: "Benchmarks/DiskEngines"),
+        // The disk tier: ingest with and without it, lookup latency by tier, restart of 1M users, kill -9 in a loop.
+        .executableTarget(
+            name: "DiskTierLoad",
+            dependencies: [
+                "LoadSupport",
+                .product(name: "PresenceDisk", package: "PresenceStore"),
+                .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "PresenceWorkload", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/DiskTierLoad"
+        ),
         // What the loads share: a Prosody of their own with N member accounts, `presence serve` in its own process, a
         // keep-alive HTTP client, and reporting.
         .target(

@@ -41,7 +41,7 @@ struct WireFormatTests {
         let first = try #require((object["results"] as? [[String: Any]])?.first)
         #expect(
             first.keys.sorted() == [
-                "attendance", "cause", "jid", "live", "origin", "partial", "priority", "probeFailure", "resource",
+                "asOf", "attendance", "cause", "jid", "live", "origin", "partial", "priority", "probeFailure", "resource",
                 "show", "since", "state", "status",
             ])
         #expect(first["live"] is NSNull, "without an XMPP source nobody claims the answer is live")
