@@ -130,6 +130,7 @@ let package = Package(
             name: "DiskTierLoad",
             dependencies: [
                 "LoadSupport",
+                .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceDisk", package: "PresenceStore"),
                 .product(name: "PresenceStore", package: "PresenceStore"),
                 .product(name: "PresenceWorkload", package: "PresenceStore"),

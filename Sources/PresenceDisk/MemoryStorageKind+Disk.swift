@@ -8,7 +8,8 @@ extension MemoryStorageKind {
     public func withDiskTier(_ configuration: TieredStorage.Configuration = .init()) -> MemoryStorageKind {
         let memoryKind = self
         return MemoryStorageKind(
-            name: name + "+disk", summary: "\(name) with a disk tier under it", evicts: false, limits: limits
+            name: name + "+disk", summary: "\(name) with a disk tier under it", evicts: false, limits: limits,
+            hasDiskTier: true
         ) { storageConfiguration in
             Self.scratchTier(memory: memoryKind.make(storageConfiguration), configuration: configuration)
         }
@@ -17,7 +18,8 @@ extension MemoryStorageKind {
     /// `disk`: no memory tier; every read the write-behind buffer cannot answer goes to the disk.
     public static func diskOnly(_ configuration: TieredStorage.Configuration = .init()) -> MemoryStorageKind {
         MemoryStorageKind(
-            name: "disk", summary: "no memory tier: every read goes to the disk", evicts: false, limits: []
+            name: "disk", summary: "no memory tier: every read goes to the disk", evicts: false, limits: [],
+            hasDiskTier: true
         ) { _ in
             scratchTier(memory: nil, configuration: configuration)
         }

@@ -62,6 +62,31 @@ struct CLITests {
         #expect(text.stdout.split(separator: "\n").last?.hasPrefix("verdict: ") == true)
     }
 
+    @Test func compareWithDiskReadsWhatTheCacheDroppedBackFromDiskAndLosesNoOne() throws {
+        let result = try CLI.run([
+            "compare", CLI.sample("office-morning.xml"), "--count-limit", "50", "--with-disk", "--format", "json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(result.json)
+        let storages = try #require(json["storages"] as? [[String: Any]])
+        #expect(
+            storages.map { $0["storage"] as? String }
+                == ["dictionary", "nscache", "lru", "nscache+disk", "lru+disk", "disk"])
+        let byName = Dictionary(uniqueKeysWithValues: storages.map { ($0["storage"] as? String ?? "", $0) })
+        #expect((byName["lru"]?["lost"] as? Int ?? 0) > 100, "the cache alone loses most users at 50 entries")
+        for name in ["nscache+disk", "lru+disk", "disk"] {
+            let report = try #require(byName[name])
+            #expect(report["lost"] as? Int == 0 && report["stale"] as? Int == 0, "\(name): \(report)")
+            #expect(report["retained"] as? Int == byName["dictionary"]?["users"] as? Int, "audited against the truth")
+            let disk = try #require(report["disk"] as? [String: Any])
+            #expect((disk["diskReads"] as? Int ?? 0) > 0, "\(name) read users back from disk")
+            #expect((disk["bytesWritten"] as? Int ?? 0) > 0)
+        }
+        #expect(byName["lru"]?["disk"] is NSNull)
+        let verdict = try #require(json["verdict"] as? String)
+        #expect(verdict.contains("nothing lost"), "\(verdict)")
+    }
+
     @Test func queryAnswersAvailableOfflineUnknownAndLost() throws {
         let result = try CLI.run([
             "query", "--input", CLI.sample("attendance.xml"), "--storage", "lru", "--count-limit", "4", "--format",

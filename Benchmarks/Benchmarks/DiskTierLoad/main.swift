@@ -8,6 +8,7 @@
 // `restart` and `kill9` run the release `presence` binary (swift build -c release --product presence).
 import Foundation
 import LoadSupport
+import LoopbackHTTP
 import PresenceDisk
 import PresenceStore
 import PresenceWorkload
@@ -73,8 +74,11 @@ final class FlushTotals: @unchecked Sendable {
 }
 
 func tier(_ memory: (any MemoryStorage)?, _ directory: String, totals: FlushTotals? = nil) throws -> TieredStorage {
-    try TieredStorage(
-        memory: memory, disk: SQLitePresenceStore(directory: directory), onFlush: { totals?.add($0) })
+    let interval = Int(ProcessInfo.processInfo.environment["FLUSH_MS"] ?? "1000")!
+    return try TieredStorage(
+        memory: memory, disk: SQLitePresenceStore(directory: directory),
+        configuration: .init(flushInterval: .milliseconds(interval), flushDirtyThreshold: interval > 10_000 ? Int.max : 50_000),
+        onFlush: { totals?.add($0) })
 }
 
 func fileBytes(_ directory: String) -> Int {

@@ -16,7 +16,9 @@ public enum ReplayTruth: Sendable {
     /// allocation per user, like ``DictionaryMemoryStorage``), for a storage that may lose users.
     case separate
 
-    /// The truth a replay into a storage of `kind` needs for an audit: the storage itself when it never evicts,
-    /// a separate table otherwise.
-    public static func forAudit(of kind: MemoryStorageKind) -> ReplayTruth { kind.evicts ? .separate : .storage }
+    /// The truth a replay into a storage of `kind` needs for an audit: the storage itself when it never evicts and
+    /// keeps everything in memory, a separate table otherwise (a disk tier is checked, not trusted).
+    public static func forAudit(of kind: MemoryStorageKind) -> ReplayTruth {
+        kind.evicts || kind.hasDiskTier ? .separate : .storage
+    }
 }

@@ -10,16 +10,20 @@ public struct MemoryStorageKind: Sendable, Hashable, CustomStringConvertible {
     public let evicts: Bool
     /// The limits of ``StorageConfiguration`` this storage honours; the others do not apply to it.
     public let limits: Set<StorageLimit>
+    /// Whether the storage keeps users outside memory (a ``TieredStorage``): it is audited against a separate
+    /// truth even though it never loses a user, because reading back from disk is what the audit checks.
+    public let hasDiskTier: Bool
     private let factory: @Sendable (StorageConfiguration) -> any MemoryStorage
 
     public init(
-        name: String, summary: String, evicts: Bool, limits: Set<StorageLimit>,
+        name: String, summary: String, evicts: Bool, limits: Set<StorageLimit>, hasDiskTier: Bool = false,
         make factory: @escaping @Sendable (StorageConfiguration) -> any MemoryStorage
     ) {
         self.name = name
         self.summary = summary
         self.evicts = evicts
         self.limits = limits
+        self.hasDiskTier = hasDiskTier
         self.factory = factory
     }
 

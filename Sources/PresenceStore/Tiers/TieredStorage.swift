@@ -43,6 +43,10 @@ public final class TieredStorage: PinningStorage {
     public let configuration: Configuration
     /// What the store's last write before this process was current as of; nil when it restored nothing.
     public let restoredAt: PresenceTime?
+    /// The memory tier never evicts (a ``DictionaryMemoryStorage``): it holds every user of the tier, so a write
+    /// only marks the user dirty and the flusher reads the value from memory (measured: the disk tier then costs
+    /// ingest little), and no update ever needs the disk.
+    private let memoryKeepsEveryone: Bool
 
     private let state: Locked<WriteBehind>
     /// Serializes read-modify-write of a disk-only tier (a memory tier's own lock orders them otherwise).
@@ -65,6 +69,7 @@ public final class TieredStorage: PinningStorage {
         self.disk = disk
         self.configuration = configuration
         self.name = name ?? memory.map { "\($0.name)+disk" } ?? "disk"
+        memoryKeepsEveryone = memory is DictionaryMemoryStorage
         self.onFlush = onFlush
         var behind = WriteBehind(filter: KeyFilter(capacity: disk.userCount * 2))
         try disk.forEach { key, value in
@@ -159,6 +164,10 @@ public final class TieredStorage: PinningStorage {
     }
 
     private func beyondMemory(_ key: BareJID, memoryAnswer: StoredPresence) -> (stored: StoredPresence, tier: StorageTier?) {
+        if memoryKeepsEveryone {
+            counters.misses.add(1, ordering: .relaxed)
+            return (memoryAnswer, nil)
+        }
         switch whereBeyondMemory(key) {
         case .buffered(let value?):
             counters.memoryHits.add(1, ordering: .relaxed)
@@ -238,7 +247,7 @@ public final class TieredStorage: PinningStorage {
 
     private func readModifyWrite<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> (R, Int) {
         func change(_ stored: inout UserPresence?) -> (R, Int) {
-            let old = stored ?? valueBeyondMemory(key)
+            let old = stored ?? (memoryKeepsEveryone ? nil : valueBeyondMemory(key))
             var new = old
             let result = body(&new)
             stored = new
@@ -299,6 +308,7 @@ public final class TieredStorage: PinningStorage {
                 state.removals[.explicit, default: 0] += state.users
                 state.users = 0
                 state.dirty = [:]
+                state.dirtyKeys = []
                 state.flushing = [:]
                 state.restored = []
                 state.clearPending = true
@@ -309,7 +319,10 @@ public final class TieredStorage: PinningStorage {
         scheduler.flushSoon()
     }
 
-    public var count: Int { state.withLock { $0.users } }
+    public var count: Int {
+        if let memory, memoryKeepsEveryone { return memory.count }
+        return state.withLock { $0.users }
+    }
 
     public var keys: [BareJID] {
         var keys = Set<BareJID>()
@@ -323,6 +336,21 @@ public final class TieredStorage: PinningStorage {
     }
 
     public func apply(_ update: PresenceUpdate, receivedAt: PresenceTime) {
+        // A memory that keeps everyone needs no merge with the disk and has the value at flush time: its own
+        // (fast) apply, and the key marked dirty. With an observer the change is published from old and new.
+        if let memory, memoryKeepsEveryone, !changes.isObserved {
+            let key = update.from.bare
+            memory.apply(update, receivedAt: receivedAt)
+            // Appended, not inserted in a set: hashing each key here cost the ingest path as much as the memory's
+            // own apply (measured); the flusher coalesces the keys on its own thread.
+            let dirty = state.withLock { state in
+                state.dirtyKeys.append(key)
+                if !state.restored.isEmpty { state.restored.remove(key.hashValue) }
+                return state.dirtyKeys.count + state.dirty.count
+            }
+            if dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
+            return
+        }
         self.update(update.from.bare) { value in
             if value == nil { value = UserPresence() }
             value!.apply(update, receivedAt: receivedAt)
@@ -358,9 +386,10 @@ public final class TieredStorage: PinningStorage {
 
     public var statistics: StorageStatistics {
         let memoryStatistics = memory?.statistics
+        let users = count
         return state.withLock { state in
             StorageStatistics(
-                entries: state.users, estimatedBytes: memoryStatistics?.estimatedBytes ?? 0,
+                entries: users, estimatedBytes: memoryStatistics?.estimatedBytes ?? 0,
                 removals: state.removals, lost: 0, pressureEvents: state.pressureEvents,
                 pinned: memoryStatistics?.pinned ?? 0)
         }
@@ -376,7 +405,7 @@ public final class TieredStorage: PinningStorage {
                 misses: counters.misses.load(ordering: .relaxed),
                 diskReads: counters.diskReads.load(ordering: .relaxed),
                 diskReadErrors: counters.diskReadErrors.load(ordering: .relaxed),
-                spilled: spilled, dirty: state.dirty.count + state.flushing.count, restored: state.restored.count,
+                spilled: spilled, dirty: state.dirty.count + state.dirtyKeys.count + state.flushingCount, restored: state.restored.count,
                 restoredAt: restoredAt, flushes: state.flushes, failedFlushes: state.failedFlushes,
                 usersWritten: state.usersWritten, bytesWritten: state.bytesWritten,
                 lastFlushAt: state.lastFlushAt, lastFlushDuration: state.lastFlushDuration,
@@ -390,26 +419,38 @@ public final class TieredStorage: PinningStorage {
     /// The flusher calls it on its own; ``close()`` calls it once more.
     @discardableResult
     public func flush() -> Bool {
-        let taken = state.withLock { state -> (batch: [(key: BareJID, value: UserPresence?)], clear: Bool)? in
-            guard !state.closed, !state.dirty.isEmpty || state.clearPending, state.flushing.isEmpty else {
-                return nil
-            }
+        let taken = state.withLock {
+            state -> (values: [BareJID: UserPresence?], keys: [BareJID], clear: Bool)? in
+            guard !state.closed, !state.dirty.isEmpty || !state.dirtyKeys.isEmpty || state.clearPending,
+                state.flushing.isEmpty, state.flushingCount == 0
+            else { return nil }
+            // Moves, not copies: the batch is built outside the lock.
             state.flushing = state.dirty
             state.dirty = [:]
-            let clear = state.clearPending
-            return (state.flushing.map { ($0.key, $0.value) }, clear)
+            let keys = state.dirtyKeys
+            state.dirtyKeys = []
+            state.flushingCount = state.flushing.count + keys.count
+            return (state.flushing, keys, state.clearPending)
         }
         guard let taken else { return false }
         let started = ContinuousClock.now
         let time = PresenceTime.now()
+        var batch = taken.values.map { (key: $0.key, value: $0.value) }
+        let keys = Set(taken.keys)
+        batch.reserveCapacity(batch.count + keys.count)
+        for key in keys where taken.values[key] == nil {
+            // Read now: the newest value; a write after this read marks the user dirty again.
+            batch.append((key, memory?.lookup(key).presence))
+        }
         let outcome: FlushOutcome
         do {
-            let report = try disk.write(taken.batch, clearingFirst: taken.clear, at: time)
+            let report = try disk.write(batch, clearingFirst: taken.clear, at: time)
             let elapsed = ContinuousClock.now - started
             let fileBytes = disk.fileBytes
             let rebuild = state.withLock { state -> Bool in
-                for (key, value) in taken.batch where value != nil { state.filter.insert(key) }
+                for (key, value) in batch where value != nil { state.filter.insert(key) }
                 state.flushing = [:]
+                state.flushingCount = 0
                 if taken.clear { state.clearPending = false }
                 state.flushEpoch += 1
                 state.flushes += 1
@@ -429,7 +470,9 @@ public final class TieredStorage: PinningStorage {
             state.withLock { state in
                 // Back to the buffer, under anything written meanwhile: retried at the next flush.
                 state.dirty.merge(state.flushing) { newer, _ in newer }
+                state.dirtyKeys += taken.keys
                 state.flushing = [:]
+                state.flushingCount = 0
                 if taken.clear { state.clearPending = true }
                 state.failedFlushes += 1
                 state.lastError = "\(error)"
@@ -456,7 +499,7 @@ public final class TieredStorage: PinningStorage {
     public func close() {
         scheduler.stop()
         while true {
-            let pending = state.withLock { !$0.dirty.isEmpty || $0.clearPending }
+            let pending = state.withLock { !$0.dirty.isEmpty || !$0.dirtyKeys.isEmpty || $0.clearPending }
             guard pending, flush() else { break }
         }
         state.withLock { $0.closed = true }
@@ -464,7 +507,7 @@ public final class TieredStorage: PinningStorage {
     }
 
     /// Users whose latest value is not on disk yet.
-    public var dirtyCount: Int { state.withLock { $0.dirty.count + $0.flushing.count } }
+    public var dirtyCount: Int { state.withLock { $0.dirty.count + $0.dirtyKeys.count + $0.flushingCount } }
 }
 
 extension TieredStorage {
@@ -472,8 +515,12 @@ extension TieredStorage {
     struct WriteBehind {
         /// Users changed since the last flush began, with their latest value (nil: removed).
         var dirty: [BareJID: UserPresence?] = [:]
-        /// Users the running flush is writing.
+        /// Users changed since the last flush began whose value memory holds (a memory that keeps everyone), once
+        /// per change: the flusher coalesces them.
+        var dirtyKeys: [BareJID] = []
+        /// Users the running flush is writing, with their values where memory may drop them.
         var flushing: [BareJID: UserPresence?] = [:]
+        var flushingCount = 0
         /// `removeAll` waits for the flusher to empty the disk; until then the disk is not read.
         var clearPending = false
         var filter: KeyFilter

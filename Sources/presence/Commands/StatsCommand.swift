@@ -72,6 +72,33 @@ struct StatsCommand: ParsableCommand {
             } else {
                 table.rows.append(["source", "feed port only"])
             }
+            if let disk = stats.disk {
+                table.rows += [
+                    [
+                        "disk tier",
+                        "\(Format.count(disk.diskUsers)) users, \(Format.bytes(disk.fileBytes)), "
+                            + "\(Format.count(disk.dirtyUsers)) not written yet",
+                    ],
+                    [
+                        "lookups",
+                        "\(Format.count(disk.memoryHits)) from memory, \(Format.count(disk.diskHits)) from disk, "
+                            + "\(Format.count(disk.misses)) from neither; \(Format.count(disk.spilled)) spilled to disk",
+                    ],
+                    [
+                        "flushes",
+                        "\(Format.count(disk.flushes)) (\(Format.count(disk.failedFlushes)) failed), "
+                            + "\(Format.count(disk.usersWritten)) users and \(Format.bytes(disk.bytesWritten)) written, "
+                            + "last at \(disk.lastFlushAt ?? "-")"
+                            + (disk.lastFlushMilliseconds.map { String(format: " in %.1f ms", $0) } ?? ""),
+                    ],
+                ]
+                if disk.restoredUsers > 0 {
+                    table.rows.append([
+                        "restored", "\(Format.count(disk.restoredUsers)) as of \(disk.restoredAsOf ?? "?"), not confirmed since",
+                    ])
+                }
+                if let error = disk.lastError { table.rows.append(["disk error", error]) }
+            }
             if let probes = stats.probes {
                 let latency = [probes.latencyP50Milliseconds, probes.latencyP99Milliseconds].map {
                     $0.map { "≤ \(Format.count(Int($0.rounded(.up)))) ms" } ?? "-"

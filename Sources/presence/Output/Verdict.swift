@@ -4,6 +4,20 @@ import PresenceWire
 /// One line a person can act on.
 enum Verdict {
     static func make(_ reports: [ReplayReport]) -> String {
+        let memoryOnly = reports.filter { $0.disk == nil }
+        return verdict(memoryOnly.isEmpty ? reports : memoryOnly) + diskTierClause(reports)
+    }
+
+    /// What the best storage with a disk tier offers instead: nothing lost, for its memory, disk reads and file.
+    private static func diskTierClause(_ reports: [ReplayReport]) -> String {
+        let whole = reports.filter { $0.disk != nil && $0.lost + $0.stale == 0 && $0.storage != "disk" }
+        guard let best = whole.min(by: { $0.storageEstimatedBytes < $1.storageEstimatedBytes }), let disk = best.disk
+        else { return "" }
+        return "; or \(best.storage): nothing lost, \(Format.bytes(best.storageEstimatedBytes)) in memory, "
+            + "\(Format.count(disk.diskReads)) disk reads to read every user once, \(Format.bytes(disk.fileBytes)) on disk"
+    }
+
+    private static func verdict(_ reports: [ReplayReport]) -> String {
         guard let referenceKind = MemoryStorageRegistry.reference,
             let reference = reports.first(where: { $0.storage == referenceKind.name })
         else { return "no non-evicting storage run to compare with" }
