@@ -175,13 +175,15 @@ public final class SQLitePresenceStore: PresenceDiskStore {
             defer { statement.reset() }
             do {
                 while try statement.step() {
-                    guard let text = statement.text(0), let key = try? BareJID(text),
+                    // Keys were normalized when they were written (the file is this program's, by its id and
+                    // version); parsing a million of them again would double a restart.
+                    guard let text = statement.text(0), !text.isEmpty,
                         let value = statement.withBlob(1, PresenceRecord.decode)
                     else {
                         throw DiskTierError.corrupt(
                             path: path, detail: "a record is not one this program wrote: \(statement.text(0) ?? "?")")
                     }
-                    try body(key, value)
+                    try body(BareJID(normalized: text), value)
                 }
             } catch let error as SQLiteError {
                 throw Self.diskError(error, path: path)

@@ -51,6 +51,8 @@ public final class TieredStorage: PinningStorage {
     private let state: Locked<WriteBehind>
     /// Serializes read-modify-write of a disk-only tier (a memory tier's own lock orders them otherwise).
     private let diskOnlyOrder = Locked(0)
+    /// Held for a whole flush.
+    private let flushOrder = Locked(0)
     private let changes = ChangePublisher()
     private let counters = Counters()
     private let onFlush: (@Sendable (FlushOutcome) -> Void)?
@@ -72,10 +74,12 @@ public final class TieredStorage: PinningStorage {
         memoryKeepsEveryone = memory is DictionaryMemoryStorage
         self.onFlush = onFlush
         var behind = WriteBehind(filter: KeyFilter(capacity: disk.userCount * 2))
+        behind.restored.reserveCapacity(disk.userCount)
         try disk.forEach { key, value in
             memory?.set(value, for: key)
-            behind.filter.insert(key)
-            behind.restored.insert(key.hashValue)
+            let hash = key.hashValue
+            behind.filter.insert(hash: hash)
+            behind.restored.insert(hash)
             behind.users += 1
         }
         behind.diskUsers = behind.users
@@ -415,10 +419,15 @@ public final class TieredStorage: PinningStorage {
 
     // MARK: Flushing
 
-    /// Writes every dirty user now, on the caller's thread; true when something was written and nothing failed.
-    /// The flusher calls it on its own; ``close()`` calls it once more.
+    /// Writes every dirty user now, on the caller's thread, after any flush in progress; true when something was
+    /// written and nothing failed. The flusher calls it on its own; ``close()`` calls it once more.
     @discardableResult
     public func flush() -> Bool {
+        // One flush at a time: a caller arriving during the flusher's waits for it, then writes what is left.
+        flushOrder.withLock { _ in flushNow() }
+    }
+
+    private func flushNow() -> Bool {
         let taken = state.withLock {
             state -> (values: [BareJID: UserPresence?], keys: [BareJID], clear: Bool)? in
             guard !state.closed, !state.dirty.isEmpty || !state.dirtyKeys.isEmpty || state.clearPending,
