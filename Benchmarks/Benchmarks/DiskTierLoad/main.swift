@@ -249,14 +249,19 @@ func kill9(_ runs: Int) throws {
         if run > 0 {
             // What the killed run left: for each user a status they really had, none older than what a completed
             // flush had written before the kill.
+            let query = (0 ..< users).map { "jid=u\($0)@example.com" }.joined(separator: "&")
+            let results =
+                client.get("/v1/presence?" + query).flatMap {
+                    (try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any])?["results"]
+                        as? [[String: Any]]
+                } ?? []
             for user in 0 ..< users {
                 checked += 1
-                guard let body = client.get("/v1/presence/u\(user)@example.com")?.body,
-                    let result = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
-                else {
+                guard user < results.count, results[user]["state"] as? String == "available" else {
                     missing += 1
                     continue
                 }
+                let result = results[user]
                 guard let status = result["status"] as? String, status.hasPrefix("round "),
                     let seen = Int(status.dropFirst(6)), seen <= lastSent
                 else {
