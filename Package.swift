@@ -138,7 +138,7 @@ let package = Package(
             name: "XMPPClientTests",
             dependencies: [
                 "XMPPClient", "XMPPStream", "LoopbackHTTP", "PresenceModel", "PresenceSource", "PresenceStore",
-                "PresenceTestSupport", .product(name: "Logging", package: "swift-log"),
+                "PresenceDisk", "PresenceTestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Resources/slixmpp_member.py")]),
         .testTarget(name: "PresenceModelTests", dependencies: ["PresenceModel", "PresenceTestSupport"]),

@@ -2,6 +2,7 @@
 //
 //   swift run -c release --package-path Benchmarks DiskTierLoad ingest     # 1M updates, 100k users: with and without
 //   swift run -c release --package-path Benchmarks DiskTierLoad latency    # lookup latency by the tier that answers
+//   swift run -c release --package-path Benchmarks DiskTierLoad http       # the same over HTTP
 //   swift run -c release --package-path Benchmarks DiskTierLoad restart    # restore of 1M users: library and process
 //   swift run -c release --package-path Benchmarks DiskTierLoad kill9 100  # kill -9 during ingest, N times
 //
@@ -169,6 +170,40 @@ func latency() throws {
     }
 }
 
+/// The same over HTTP: `presence serve` on a data directory of `users` users with an LRU of 1,000, one keep-alive
+/// client asking for random users one at a time; each answer's `origin` says which tier answered.
+func httpLatency() throws {
+    let users = 100_000
+    let directory = scratch()
+    defer { removeDirectory(directory) }
+    let stream = updates(users: users, count: users)
+    let receivedAt = PresenceTime.now()
+    let writing = try tier(DictionaryMemoryStorage(), directory)
+    for update in stream { writing.apply(update, receivedAt: receivedAt) }
+    writing.close()
+    let keys = stream.map(\.from.bare.rawValue)
+    print("HTTP GET /v1/presence/{jid}, \(users) users on disk, one keep-alive client (release)")
+    for arguments in [["--storage", "dictionary"], ["--storage", "lru", "--count-limit", "1000"]] {
+        let service = try ServiceProcess(arguments: ["--data-dir", directory] + arguments)
+        let client = try KeepAliveClient(port: service.httpPort)
+        var random = SplitMix64(seed: 23)
+        var byOrigin: [String: [Double]] = [:]
+        for _ in 0 ..< 50_000 {
+            let key = keys[random.below(keys.count)]
+            let start = ContinuousClock.now
+            guard let body = client.get("/v1/presence/" + key)?.body else { continue }
+            let elapsed = seconds(ContinuousClock.now - start)
+            let text = String(decoding: body, as: UTF8.self)
+            let origin = text.contains("\"origin\":\"disk\"") ? "disk" : text.contains("\"origin\":\"storage\"") ? "memory" : "other"
+            byOrigin[origin, default: []].append(elapsed)
+        }
+        for (origin, samples) in byOrigin.sorted(by: { $0.key > $1.key }) {
+            print("  \(arguments.joined(separator: " ")), answered by \(origin): \(percentiles(samples))")
+        }
+        service.stop()
+    }
+}
+
 // MARK: Restart
 
 func restart() throws {
@@ -310,6 +345,7 @@ let mode = CommandLine.arguments.dropFirst().first ?? "ingest"
 switch mode {
 case "ingest": try ingest()
 case "latency": try latency()
+case "http": try httpLatency()
 case "restart": try restart()
 case "kill9": try kill9(Int(CommandLine.arguments.dropFirst(2).first ?? "100") ?? 100)
 default: print("modes: ingest, latency, restart, kill9 N")
