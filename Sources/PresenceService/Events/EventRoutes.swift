@@ -108,7 +108,11 @@ struct EventWriter {
 
     /// One `presence` event: the user's answer as it is now.
     mutating func event(_ key: BareJID, id: String) {
-        let result = PresenceQueryResult(jid: key, stored: storage.lookup(key), live: source?.isLive)
+        var result = PresenceQueryResult(jid: key, stored: storage.lookup(key), live: source?.isLive)
+        if let restored = (storage as? TieredStorage)?.restoredAsOf(key), result.state != .unknown {
+            result.asOf = restored.description
+            result.live = false
+        }
         buffer.writeString("id: \(id)\nevent: presence\ndata: ")
         buffer.writeBytes(result.jsonBytes())
         buffer.writeString("\n\n")

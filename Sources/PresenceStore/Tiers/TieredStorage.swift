@@ -75,8 +75,12 @@ public final class TieredStorage: PinningStorage {
         self.onFlush = onFlush
         var behind = WriteBehind(filter: KeyFilter(capacity: disk.userCount * 2))
         behind.restored.reserveCapacity(disk.userCount)
+        // Only a memory that keeps everyone is filled: an evicting one would take every user and evict most of
+        // them again, each eviction a loss its ledger remembers (measured: 1.7 s more for a million users and an
+        // LRU of 100,000). It fills from disk as users are read.
+        let filled = memoryKeepsEveryone ? memory : nil
         try disk.forEach { key, value in
-            memory?.set(value, for: key)
+            filled?.set(value, for: key)
             let hash = key.hashValue
             behind.filter.insert(hash: hash)
             behind.restored.insert(hash)
