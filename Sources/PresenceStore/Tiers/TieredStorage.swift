@@ -272,7 +272,8 @@ public final class TieredStorage: PinningStorage {
     /// Marks the user dirty with their new value; called in the user's write order. Returns the dirty count.
     private func record(_ key: BareJID, old: UserPresence?, new: UserPresence?) -> Int {
         if old == nil && new == nil { return 0 }
-        changes.publishUpdate(key, old: old, new: new)
+        // A memory that keeps everyone publishes its own changes, which are the tier's.
+        if !memoryKeepsEveryone { changes.publishUpdate(key, old: old, new: new) }
         return state.withLock { state in
             state.dirty[key] = .some(new)
             switch (old, new) {
@@ -345,8 +346,8 @@ public final class TieredStorage: PinningStorage {
 
     public func apply(_ update: PresenceUpdate, receivedAt: PresenceTime) {
         // A memory that keeps everyone needs no merge with the disk and has the value at flush time: its own
-        // (fast) apply, and the key marked dirty. With an observer the change is published from old and new.
-        if let memory, memoryKeepsEveryone, !changes.isObserved {
+        // (fast) apply, which also publishes the change, and the key marked dirty.
+        if let memory, memoryKeepsEveryone {
             let key = update.from.bare
             memory.apply(update, receivedAt: receivedAt)
             // Appended, not inserted in a set: hashing each key here cost the ingest path as much as the memory's
@@ -388,8 +389,14 @@ public final class TieredStorage: PinningStorage {
         (memory as? any PinningStorage)?.unpin(keys)
     }
 
+    /// A memory that keeps everyone has the tier's every change (it drops no one), so it publishes them, from its
+    /// own fast paths; otherwise the tier does, and a spill to disk is no change.
     public func setChangeObserver(_ observer: (@Sendable (StorageChange) -> Void)?) {
-        changes.setObserver(observer)
+        if let memory, memoryKeepsEveryone {
+            memory.setChangeObserver(observer)
+        } else {
+            changes.setObserver(observer)
+        }
     }
 
     public var statistics: StorageStatistics {
