@@ -97,6 +97,13 @@ func ingest() throws {
     func apply(into storage: any MemoryStorage) -> Double {
         time { for update in stream { storage.apply(update, receivedAt: receivedAt) } }
     }
+    // OBSERVED=1: a change observer on both sides, as when the service has change streams open.
+    let observed = ProcessInfo.processInfo.environment["OBSERVED"] == "1"
+    if observed { print("with a change observer installed") }
+    func observing(_ storage: any MemoryStorage) -> any MemoryStorage {
+        if observed { storage.setChangeObserver { _ in } }
+        return storage
+    }
     for (name, makeMemory) in [
         ("dictionary", { DictionaryMemoryStorage() as any MemoryStorage }),
         ("lru 10k", { LRUMemoryStorage(countLimit: 10_000) as any MemoryStorage }),
@@ -107,12 +114,12 @@ func ingest() throws {
         var bytesPerUser = 0.0
         var finalFlush = 0.0
         for _ in 0 ..< 3 {
-            memoryOnly.append(apply(into: makeMemory()))
+            memoryOnly.append(apply(into: observing(makeMemory())))
             let directory = scratch()
             defer { removeDirectory(directory) }
             let totals = FlushTotals()
             let storage = try tier(makeMemory(), directory, totals: totals)
-            withDisk.append(apply(into: storage))
+            withDisk.append(apply(into: observing(storage)))
             finalFlush = time { storage.close() }
             lastTotals = totals.summary
             bytesPerUser = Double(fileBytes(directory)) / Double(storage.tierStatistics.diskUsers)
