@@ -334,6 +334,7 @@ public final class TieredStorage: PinningStorage {
     }
 
     public var keys: [BareJID] {
+        if let memory, memoryKeepsEveryone { return memory.keys }
         var keys = Set<BareJID>()
         if let memory { keys.formUnion(memory.keys) }
         let (clear, pending) = state.withLock { ($0.clearPending, $0.flushing.merging($0.dirty) { $1 }) }
