@@ -15,8 +15,9 @@ import Synchronization
 /// Accounting with two tiers: an eviction from memory is a *spill*, not a loss; a lookup answers `lost` only
 /// when neither tier holds the user. ``TierStatistics`` tells memory hits, disk hits and misses apart.
 ///
-/// A tier opened on a store that holds users restores them all before it answers; each says so
-/// (``restoredAsOf(_:)``) until it is written again or ``confirm(_:)`` says the source vouched for it.
+/// A tier opened on a store that holds users restores them before it answers: into a memory that keeps everyone,
+/// while an evicting memory starts empty and reads users from disk as they are asked for. Each restored user says
+/// so (``restoredAsOf(_:)``) until they are written again or ``confirm(_:)`` says the source vouched for them.
 public final class TieredStorage: PinningStorage {
     /// How often and how eagerly the write-behind buffer is flushed.
     public struct Configuration: Hashable, Sendable {
@@ -59,7 +60,8 @@ public final class TieredStorage: PinningStorage {
     private let scheduler: FlushScheduler
 
     /// - Parameters:
-    ///   - memory: the memory tier, nil for disk only. It should be empty: the tier fills it from the disk.
+    ///   - memory: the memory tier, nil for disk only. It should be empty: the tier fills it from the disk when
+    ///     it keeps everyone.
     ///   - name: the name in reports; `KIND+disk` or `disk` when nil.
     ///   - onFlush: told about every flush that wrote something or failed (logs, metrics).
     /// - Throws: what the disk store throws while the tier restores from it.
