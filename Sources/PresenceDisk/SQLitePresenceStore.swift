@@ -120,6 +120,7 @@ public final class SQLitePresenceStore: PresenceDiskStore {
             }
             let order = try connection.prepare("SELECT value FROM meta WHERE key = 'byte-order'")
             let found = try order.step() ? order.text(0) ?? "" : ""
+            order.reset()
             guard found == byteOrder else { throw DiskTierError.byteOrder(path: path, found: found) }
             try connection.execute("PRAGMA journal_mode = WAL")
         }

@@ -157,6 +157,28 @@ struct DiskTierRestartTests {
         }
     }
 
+    @Test func theNewestWriteReachesDiskWhateverMixOfSetRemoveAndApplyCameBefore() throws {
+        try withDataDirectory { directory in
+            let alice = jid("alice@example.com")
+            let bob = jid("bob@example.com")
+            do {
+                let storage = try tier(in: directory)
+                storage.set(user(available("alice@example.com/desk", status: "set")), for: alice)
+                storage.apply(available("alice@example.com/desk", status: "applied after the set"), receivedAt: time(5))
+                storage.apply(available("bob@example.com/desk"), receivedAt: time(1))
+                storage.flush()
+                storage.remove(bob)
+                storage.apply(available("bob@example.com/phone", status: "back"), receivedAt: time(6))
+                storage.close()
+            }
+            let reopened = try tier(in: directory)
+            defer { reopened.close() }
+            #expect(reopened.get(alice)?.status?.presence.details.status == "applied after the set")
+            #expect(reopened.get(bob)?.status?.presence.details.status == "back", "removed, then back in one flush")
+            #expect(reopened.get(bob)?.availableResources.map(\.resource) == ["phone"])
+        }
+    }
+
     @Test func removeAllEmptiesTheDiskToo() throws {
         try withDataDirectory { directory in
             do {

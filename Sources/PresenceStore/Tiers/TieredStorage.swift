@@ -277,7 +277,8 @@ public final class TieredStorage: PinningStorage {
         // A memory that keeps everyone publishes its own changes, which are the tier's.
         if !memoryKeepsEveryone { changes.publishUpdate(key, old: old, new: new) }
         return state.withLock { state in
-            state.dirty[key] = .some(new)
+            // A memory that keeps everyone has the newest value at flush time, whatever wrote it since.
+            if memoryKeepsEveryone { state.dirtyKeys.append(key) } else { state.dirty[key] = .some(new) }
             switch (old, new) {
             case (nil, _?): state.users += 1
             case (_?, nil):
@@ -286,7 +287,7 @@ public final class TieredStorage: PinningStorage {
             default: break
             }
             if !state.restored.isEmpty { state.restored.remove(key.hashValue) }
-            return state.dirty.count
+            return state.dirtyCountForFlush
         }
     }
 
@@ -314,9 +315,10 @@ public final class TieredStorage: PinningStorage {
         }
         diskOnlyOrder.withLock { _ in
             for (key, value) in removed { changes.publishRemoval(key, old: value, cause: .explicit) }
+            let users = count
             memory?.removeAll()
             state.withLock { state in
-                state.removals[.explicit, default: 0] += state.users
+                state.removals[.explicit, default: 0] += users
                 state.users = 0
                 state.dirty = [:]
                 state.dirtyKeys = []
@@ -358,7 +360,7 @@ public final class TieredStorage: PinningStorage {
             let dirty = state.withLock { state in
                 state.dirtyKeys.append(key)
                 if !state.restored.isEmpty { state.restored.remove(key.hashValue) }
-                return state.dirtyKeys.count + state.dirty.count
+                return state.dirtyCountForFlush
             }
             if dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
             return
@@ -471,7 +473,12 @@ public final class TieredStorage: PinningStorage {
             let elapsed = ContinuousClock.now - started
             let fileBytes = disk.fileBytes
             let rebuild = state.withLock { state -> Bool in
-                for (key, value) in batch where value != nil { state.filter.insert(key) }
+                if !memoryKeepsEveryone {
+                    for (key, value) in batch where value != nil && !state.filter.mayContain(key) {
+                        state.filter.insert(key)
+                    }
+                }
+                state.failing = false
                 state.flushing = [:]
                 state.flushingCount = 0
                 if taken.clear { state.clearPending = false }
@@ -493,7 +500,9 @@ public final class TieredStorage: PinningStorage {
             state.withLock { state in
                 // Back to the buffer, under anything written meanwhile: retried at the next flush.
                 state.dirty.merge(state.flushing) { newer, _ in newer }
-                state.dirtyKeys += taken.keys
+                state.dirtyKeys += keys
+                // No more early flushes until the next interval: a full disk is retried once per interval.
+                state.failing = true
                 state.flushing = [:]
                 state.flushingCount = 0
                 if taken.clear { state.clearPending = true }
@@ -506,9 +515,10 @@ public final class TieredStorage: PinningStorage {
         return outcome.error == nil
     }
 
-    /// A filter past its capacity answers "maybe" too often: build one four times as big from the disk's keys.
+    /// A filter past its capacity answers "maybe" too often: build one twice as big as the disk's users need, from
+    /// the disk's keys.
     private func rebuildFilter() {
-        let capacity = state.withLock { $0.filter.capacity } * 4
+        let capacity = state.withLock { max($0.filter.capacity, $0.diskUsers) } * 2
         var filter = KeyFilter(capacity: capacity)
         guard (try? disk.forEach({ key, _ in filter.insert(key) })) != nil else { return }
         state.withLock { state in
@@ -544,6 +554,8 @@ extension TieredStorage {
         /// Users the running flush is writing, with their values where memory may drop them.
         var flushing: [BareJID: UserPresence?] = [:]
         var flushingCount = 0
+        /// The last flush failed: writes stop asking for early flushes until one succeeds.
+        var failing = false
         /// `removeAll` waits for the flusher to empty the disk; until then the disk is not read.
         var clearPending = false
         var filter: KeyFilter
@@ -563,6 +575,9 @@ extension TieredStorage {
         var diskUsers = 0
         var fileBytes = 0
         var lastError: String?
+
+        /// What writes compare with the dirty threshold; 0 while flushes fail, so they do not ask again.
+        var dirtyCountForFlush: Int { failing ? 0 : dirty.count + dirtyKeys.count }
 
         /// The buffered value: `.some(nil)` for a removed user, nil when the buffer does not have the user.
         func buffered(_ key: BareJID) -> UserPresence?? {
