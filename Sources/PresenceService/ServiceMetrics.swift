@@ -48,16 +48,14 @@ public final class ServiceMetrics: Sendable {
             Counter(label: "presence_disk_flush_failures_total", factory: factory).increment()
             return
         }
-        flushDuration.recordNanoseconds(
-            outcome.duration.components.seconds * 1_000_000_000 + outcome.duration.components.attoseconds / 1_000_000_000)
+        flushDuration.record(outcome.duration)
         Counter(label: "presence_disk_users_written_total", factory: factory).increment(by: outcome.users)
         Counter(label: "presence_disk_bytes_written_total", factory: factory).increment(by: outcome.bytes)
     }
 
     /// One probe batch answered, `duration` after it was sent: the refill latency histogram.
     func recordProbeAnswered(after duration: Duration) {
-        probeLatency.recordNanoseconds(
-            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        probeLatency.record(duration)
     }
 
     /// Updates the gauges from the storage and the counters, then renders the registry.
@@ -122,5 +120,12 @@ public final class ServiceMetrics: Sendable {
             }
         }
         return registry.emitToBuffer()
+    }
+}
+
+extension CoreMetrics.Timer {
+    /// Records `duration` in whole nanoseconds.
+    fileprivate func record(_ duration: Duration) {
+        recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 }

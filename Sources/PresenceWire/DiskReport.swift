@@ -12,7 +12,8 @@ public struct DiskReport: Hashable, Sendable, Decodable, JSONDocument {
     public var diskReadErrors: Int
     /// Users the memory tier dropped: on disk, so not lost.
     public var spilled: Int
-    /// Users whose latest value is not on disk yet.
+    /// Users whose latest value is not on disk yet (over a memory that keeps everyone: updates logged since the
+    /// last flush began, at least as many).
     public var dirtyUsers: Int
     /// Users restored from disk at start and neither updated nor confirmed by the source since.
     public var restoredUsers: Int
@@ -45,14 +46,10 @@ public struct DiskReport: Hashable, Sendable, Decodable, JSONDocument {
         usersWritten = statistics.usersWritten
         bytesWritten = statistics.bytesWritten
         lastFlushAt = statistics.lastFlushAt?.description
-        lastFlushMilliseconds = statistics.lastFlushDuration.map(Self.milliseconds)
+        lastFlushMilliseconds = statistics.lastFlushDuration.map { $0.seconds * 1000 }
         diskUsers = statistics.diskUsers
         fileBytes = statistics.fileBytes
         lastError = statistics.lastError
-    }
-
-    static func milliseconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
 
     public func write(to writer: inout JSONWriter) {

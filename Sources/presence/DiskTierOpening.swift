@@ -38,7 +38,7 @@ enum DiskTierOpening {
                 metadata: [
                     "file": "\(store.path)", "restored": "\(tier.count)",
                     "asOf": "\(tier.restoredAt?.description ?? "-")",
-                    "seconds": "\(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))",
+                    "seconds": "\(elapsed.seconds)",
                 ])
             return tier
         } catch let error as DiskTierError {

@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackHTTP
+import Synchronization
 import Testing
 
 /// `presence serve --data-dir`, as a process: restarts, crashes and a second process on the same directory.
@@ -87,21 +88,21 @@ struct ServeDiskTierTests {
                 return disk["diskUsers"] as? Int == users.count && disk["dirtyUsers"] as? Int == 0
             }, "round 1 is on disk")
         // Flat out, round after round, until the service dies under the feeder.
-        let sent = SharedValue(1)
+        let sent = SentRound()
         let feedPort = server.feedPort
         let feeder = Thread {
             guard let descriptor = try? LoopbackTCP.connect(port: feedPort) else { return }
             defer { close(descriptor) }
             for round in 2 ..< 100_000 {
-                sent.withLock { $0 = round }
+                sent.value.withLock { $0 = round }
                 let bytes = Array(Self.presences(users, round: round).utf8)
                 guard (try? bytes.withUnsafeBytes({ try LoopbackTCP.sendAll(descriptor, $0) })) != nil else { return }
             }
         }
         feeder.start()
-        #expect(try Self.waitUntil { sent.withLock { $0 } > 20 })
+        #expect(try Self.waitUntil { sent.value.withLock { $0 } > 20 })
         server.crash()
-        let lastSent = sent.withLock { $0 }
+        let lastSent = sent.value.withLock { $0 }
 
         let restarted = try RunningServer(arguments)
         let restored = try Self.results(restarted.httpPort, users)
@@ -116,15 +117,7 @@ struct ServeDiskTierTests {
     }
 }
 
-/// A value shared with the feeder thread.
-final class SharedValue<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
+/// The round the feeder thread has sent, read by the test.
+private final class SentRound: Sendable {
+    let value = Mutex(1)
 }

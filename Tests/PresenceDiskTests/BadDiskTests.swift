@@ -7,12 +7,7 @@ import Testing
 
 /// Runs `sqlite3` (Debian's command-line shell) on a file, as a user or another program would.
 private func sqlite3(_ path: String, _ sql: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = [path, sql]
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
+    #expect(try Tool.run("/usr/bin/sqlite3", [path, sql]) == 0, "sqlite3 \(sql)")
 }
 
 private func storeFile(_ directory: String) -> String { directory + "/" + SQLitePresenceStore.fileName }
@@ -169,10 +164,5 @@ struct BadDiskTests {
 }
 
 private func run(_ tool: String, _ arguments: String...) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+    guard try Tool.run(tool, arguments) == 0 else { throw CocoaError(.fileWriteUnknown) }
 }

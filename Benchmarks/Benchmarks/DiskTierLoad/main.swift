@@ -13,6 +13,7 @@ import LoopbackHTTP
 import PresenceDisk
 import PresenceStore
 import PresenceWorkload
+import Synchronization
 
 func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
@@ -54,23 +55,18 @@ func updates(users: Int, count: Int, seed: UInt64 = 3) -> [PresenceUpdate] {
     return result
 }
 
-final class FlushTotals: @unchecked Sendable {
-    // @unchecked: every field is touched only while `lock` is held.
-    private let lock = NSLock()
-    private var users = 0
-    private var duration = Duration.zero
-    private var flushes = 0
+/// What the flusher reported, summed.
+final class FlushTotals: Sendable {
+    private let totals = Mutex((users: 0, duration: Duration.zero, flushes: 0))
     func add(_ outcome: FlushOutcome) {
-        lock.lock()
-        defer { lock.unlock() }
-        users += outcome.users
-        duration += outcome.duration
-        flushes += 1
+        totals.withLock {
+            $0.users += outcome.users
+            $0.duration += outcome.duration
+            $0.flushes += 1
+        }
     }
     var summary: (users: Int, seconds: Double, flushes: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        return (users, seconds(duration), flushes)
+        totals.withLock { ($0.users, seconds($0.duration), $0.flushes) }
     }
 }
 

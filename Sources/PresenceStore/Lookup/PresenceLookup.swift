@@ -29,6 +29,8 @@ public final class PresenceLookup: Sendable {
     }
 
     public let storage: any MemoryStorage
+    /// The storage when it has a disk tier: its answers say which tier gave them.
+    private let tiered: TieredStorage?
     public let prober: (any PresenceProber)?
     public let configuration: Configuration
     private let state: Locked<State>
@@ -49,6 +51,7 @@ public final class PresenceLookup: Sendable {
         onProbeAnswered: (@Sendable (Duration) -> Void)? = nil
     ) {
         self.storage = storage
+        tiered = storage as? TieredStorage
         self.prober = prober
         self.configuration = configuration
         self.onProbeAnswered = onProbeAnswered
@@ -132,7 +135,6 @@ public final class PresenceLookup: Sendable {
     ) -> Bool {
         let policy = policy ?? defaultPolicy
         guard policy != .probe else { return false }
-        let tiered = storage as? TieredStorage
         for jid in jids {
             // A partial entry's answer says so, which this path does not write.
             if let prober, prober.isPartial(jid) { return false }
@@ -160,7 +162,7 @@ public final class PresenceLookup: Sendable {
     /// The storage's answer for `jid`: the tier it came from, and whether the entry is partial or restored.
     private func storageAnswer(_ jid: BareJID, probeFailure: ProbeFailure? = nil) -> LookupAnswer {
         var answer: LookupAnswer
-        if let tiered = storage as? TieredStorage {
+        if let tiered {
             let (stored, tier) = tiered.tieredLookup(jid)
             answer = LookupAnswer(jid: jid, fromStorage: stored, probeFailure: probeFailure)
             if tier == .disk { answer.origin = .disk }

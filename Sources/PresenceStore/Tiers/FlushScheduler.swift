@@ -32,8 +32,7 @@ final class FlushScheduler: Sendable {
 
     /// Waits until the interval is up or a flush is asked for; false once stopping.
     private func waitForTurn() -> Bool {
-        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = Date(timeIntervalSinceNow: interval.seconds)
         condition.lock()
         defer { condition.unlock() }
         while true {

@@ -14,7 +14,8 @@ public struct TierStatistics: Hashable, Sendable {
     public var diskReadErrors: Int
     /// Users the memory tier dropped, by cause: still on disk, so not lost.
     public var spilled: [RemovalCause: Int]
-    /// Users whose latest value is not on disk yet.
+    /// Users whose latest value is not on disk yet (over a memory that keeps everyone: updates logged since the
+    /// last flush began, at least as many).
     public var dirty: Int
     /// Users restored from disk and neither written nor confirmed since.
     public var restored: Int

@@ -23,7 +23,8 @@ public final class TieredStorage: PinningStorage {
     public struct Configuration: Hashable, Sendable {
         /// The longest a changed user waits in memory before it is written (`--disk-flush-interval`).
         public var flushInterval: Duration
-        /// Dirty users that start a flush before the interval is up (`--disk-flush-dirty`).
+        /// Changes waiting for the disk that start a flush before the interval is up (`--disk-flush-dirty`): dirty
+        /// users, or, over a memory that keeps everyone, updates logged since the last flush.
         public var flushDirtyThreshold: Int
 
         public static let defaultFlushInterval: Duration = .seconds(1)
@@ -95,6 +96,7 @@ public final class TieredStorage: PinningStorage {
         state = Locked(behind)
         scheduler = FlushScheduler(interval: configuration.flushInterval)
         scheduler.start { [weak self] in self?.flush() ?? false }
+        counters.anyRestored.store(restoredAt != nil, ordering: .relaxed)
     }
 
     deinit { scheduler.stop() }
@@ -145,7 +147,7 @@ public final class TieredStorage: PinningStorage {
     /// and returns its result; nil, without calling `body`, otherwise.
     public func withShownPresenceInMemory<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R? {
         guard let memory else { return nil }
-        if restoredAt != nil, restoredAsOf(key) != nil { return nil }
+        if restoredAsOf(key) != nil { return nil }
         let result: R? = memory.withShownPresence(key) { stored in
             if case .present = stored { body(stored) } else { nil }
         }
@@ -231,8 +233,15 @@ public final class TieredStorage: PinningStorage {
 
     /// When a restored user's status was current, until it is written again or confirmed; nil otherwise.
     public func restoredAsOf(_ key: BareJID) -> PresenceTime? {
-        guard let restoredAt else { return nil }
-        return state.withLock { $0.restored.isEmpty || !$0.restored.contains(key.hashValue) ? nil : restoredAt }
+        // Asked on every lookup: once every restored user is current, no lock is taken for it again.
+        guard let restoredAt, counters.anyRestored.load(ordering: .relaxed) else { return nil }
+        return state.withLock { state in
+            if state.restored.isEmpty {
+                counters.anyRestored.store(false, ordering: .relaxed)
+                return nil
+            }
+            return state.restored.contains(key.hashValue) ? restoredAt : nil
+        }
     }
 
     /// The source vouched for the user's stored value (a snapshot found it current): it is no longer restored.
@@ -538,9 +547,6 @@ public final class TieredStorage: PinningStorage {
         state.withLock { $0.closed = true }
         disk.close()
     }
-
-    /// Users whose latest value is not on disk yet.
-    public var dirtyCount: Int { state.withLock { $0.dirty.count + $0.dirtyKeys.count + $0.flushingCount } }
 }
 
 extension TieredStorage {
@@ -594,6 +600,8 @@ extension TieredStorage {
         let misses = Atomic<Int>(0)
         let diskReads = Atomic<Int>(0)
         let diskReadErrors = Atomic<Int>(0)
+        /// Some restored user may not be current yet (cleared once none is).
+        let anyRestored = Atomic<Bool>(false)
     }
 }
 

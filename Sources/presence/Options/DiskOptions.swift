@@ -18,7 +18,7 @@ struct DiskOptions: ParsableArguments {
 
     @Option(
         name: .customLong("disk-flush-dirty"),
-        help: "Changed users that start a disk write before the interval is up (default 50000).")
+        help: "Changes waiting for the disk that start a write before the interval is up (default 50000).")
     var flushDirty: Int = TieredStorage.Configuration.defaultFlushDirtyThreshold
 
     @Flag(
