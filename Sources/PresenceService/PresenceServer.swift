@@ -23,6 +23,8 @@ public struct PresenceServer: Sendable {
     public let lookup: PresenceLookup
     /// The change streams' fan-out.
     public let changes: ChangeHub
+    /// Whether this replica is ready to take traffic (`GET /readyz`).
+    public let readiness: ReadinessMonitor
     public let logger: Logger
 
     public init(
@@ -41,12 +43,14 @@ public struct PresenceServer: Sendable {
             storage: storage, prober: xmppSource, configuration: configuration.lookup,
             onProbeAnswered: { [metrics] in metrics.recordProbeAnswered(after: $0) })
         changes = ChangeHub(storage: storage, configuration: configuration.events, logger: logger)
+        readiness = ReadinessMonitor(configuration: configuration.readiness, source: xmppSource)
     }
 
     /// HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.
     private func httpServer(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?) throws -> HTTPServerBuilder {
         let plain = HTTPServerBuilder.presenceHTTP1(
-            lookup: lookup, live: live, access: configuration.access, limits: configuration.http,
+            lookup: lookup, live: live, refusing: { [readiness] in readiness.isRefusing }, access: configuration.access,
+            limits: configuration.http,
             secure: configuration.tls != nil, serverName: "presence")
         guard let tls = configuration.tls else { return plain }
         return try .tls(plain, tlsConfiguration: tls)
@@ -70,7 +74,7 @@ public struct PresenceServer: Sendable {
         let application = Application(
             router: QueryRoutes.router(
                 lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes,
-                access: configuration.access, maxBatchJIDs: configuration.http.maxBatchJIDs),
+                readiness: readiness, access: configuration.access, maxBatchJIDs: configuration.http.maxBatchJIDs),
             server: try httpServer(lookup: lookup, live: { source?.isLive }),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence",
@@ -92,6 +96,7 @@ public struct PresenceServer: Sendable {
             .init(service: pressure, successTerminationBehavior: .ignore),
             // Shut down before the API: ending the streams lets their responses complete.
             .init(service: ChangeHubService(hub: changes)),
+            .init(service: ReadinessMonitorService(monitor: readiness, hub: changes, logger: logger)),
         ]
         if let xmppSource {
             // Before pressure in shutdown order: the source stops first, then the rest as before.
@@ -120,7 +125,7 @@ public struct PresenceServer: Sendable {
                     metadata: [
                         "feed": "\(configuration.feedHost):\(feedPort)",
                         "http": "\(configuration.httpHost):\(httpPort)",
-                        "storage": "\(storage.name)",
+                        "storage": "\(storage.name)", "instance": "\(changes.instance)",
                         "xmpp": "\(xmppSource.map { "\($0.configuration.account) at \($0.status.server)" } ?? "none")",
                     ])
                 await onStarted(BoundPorts(feed: feedPort, http: httpPort), group)

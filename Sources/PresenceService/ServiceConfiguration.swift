@@ -35,6 +35,8 @@ public struct ServiceConfiguration: Sendable {
     public var feedSecret: FeedSecret?
     /// TLS for both listeners (the query API and the feed port); plain TCP when nil.
     public var tls: TLSConfiguration?
+    /// When the service counts as ready (`GET /readyz`) and what queries get while it is not.
+    public var readiness: ReadinessConfiguration
 
     public static let defaultMaxConnections = 1024
     /// One applying thread per core.
@@ -50,7 +52,7 @@ public struct ServiceConfiguration: Sendable {
         decoder: PresenceDecoder = .init(), lookup: PresenceLookup.Configuration = .init(),
         events: EventStreamConfiguration = .init(), http: HTTPLimits = .init(), access: APIAccess = .open,
         tls: TLSConfiguration? = nil,
-        feedSecret: FeedSecret? = nil
+        feedSecret: FeedSecret? = nil, readiness: ReadinessConfiguration = .init()
     ) {
         self.feedHost = feedHost
         self.feedPort = feedPort
@@ -68,6 +70,7 @@ public struct ServiceConfiguration: Sendable {
         self.access = access
         self.tls = tls
         self.feedSecret = feedSecret
+        self.readiness = readiness
     }
 
     /// A server's TLS from a PEM certificate chain and its PEM private key (`--tls-cert`, `--tls-key`); TLS 1.2 at

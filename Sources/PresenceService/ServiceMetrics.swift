@@ -60,8 +60,10 @@ public final class ServiceMetrics: Sendable {
 
     /// Updates the gauges from the storage and the counters, then renders the registry.
     func exposition(
-        storage: any MemoryStorage, statistics: ServiceStatistics, source: XMPPSourceStatus?, probes: ProbeStatistics?
+        storage: any MemoryStorage, statistics: ServiceStatistics, source: XMPPSourceStatus?, probes: ProbeStatistics?,
+        ready: Bool = true
     ) -> [UInt8] {
+        Gauge(label: "presence_ready", factory: factory).record(ready ? 1 : 0)
         let storageStatistics = storage.statistics
         entries.record(storageStatistics.entries)
         estimatedBytes.record(storageStatistics.estimatedBytes)
@@ -94,6 +96,10 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_presences_received", factory: factory).record(source.presencesReceived)
             Gauge(label: "presence_xmpp_snapshot_unconfirmed", factory: factory).record(source.snapshotUnconfirmed)
             Gauge(label: "presence_xmpp_partial_users", factory: factory).record(source.partialUsers)
+            Gauge(label: "presence_xmpp_replaced", factory: factory).record(source.replaced ? 1 : 0)
+            Gauge(label: "presence_xmpp_resyncs", factory: factory).record(source.resyncs)
+            Gauge(label: "presence_xmpp_resync_probed", factory: factory).record(source.resyncProbed)
+            Gauge(label: "presence_xmpp_resync_corrected", factory: factory).record(source.resyncCorrected)
         }
         if let tier = storage as? TieredStorage {
             let disk = tier.tierStatistics

@@ -19,6 +19,8 @@ final class Confirmations: Sendable {
         case rosterAddition
         /// A lookup's probe batch.
         case probe
+        /// A batch of the periodic resync, which asks every member again.
+        case resync
     }
 
     /// One member's answer, final.
@@ -126,6 +128,18 @@ final class Confirmations: Sendable {
             }
             state.lastActivityRequests = state.lastActivityRequests.filter { !members.contains($0.value.member) }
         }
+    }
+
+    /// Whether an open round of `purpose` waits for `member`'s answer.
+    func isAsking(_ member: BareJID, for purpose: Purpose) -> Bool {
+        state.withLock { state in
+            state.rounds.values.contains { $0.purpose == purpose && $0.unsettled.contains(member) }
+        }
+    }
+
+    /// Whether a round still has members without a final answer.
+    func isOpen(_ id: String) -> Bool {
+        state.withLock { $0.rounds[id] != nil }
     }
 
     /// Forgets a round (a lookup stopped waiting for it).

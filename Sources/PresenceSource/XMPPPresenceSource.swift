@@ -38,6 +38,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     private let partial = Locked<Set<BareJID>>([])
     private let pendingProbes: PendingProbes
     private let answering: AnswerConfiguration
+    private let resync: ResyncConfiguration?
 
     /// How the source decides that the server has answered about a member.
     public struct AnswerConfiguration: Hashable, Sendable {
@@ -64,11 +65,12 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     public init(
         configuration: XMPPClientConfiguration, storage: any MemoryStorage, decoder: PresenceDecoder = .init(),
         backoff: ReconnectBackoff = .init(), answering: AnswerConfiguration = .init(),
-        logger: Logger = Logger(label: "presence.xmpp"),
+        resync: ResyncConfiguration? = nil, logger: Logger = Logger(label: "presence.xmpp"),
         clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
     ) {
         self.configuration = configuration
         self.answering = answering
+        self.resync = resync
         pendingProbes = PendingProbes(confirmations: confirmations)
         self.storage = storage
         self.decoder = decoder
@@ -147,15 +149,30 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 failure = .transport("\(error)")
             }
             let stopping = Task.isCancelled
+            let replaced = failure.isResourceConflict
             let (wasConnected, wasLive) = state.withLock { state in
                 let was = (state.connected, state.connected && state.snapshotComplete)
                 state.connected = false
                 state.snapshotComplete = false
                 if was.0 || state.disconnectedSince == nil { state.disconnectedSince = clock() }
+                if state.everLive && state.notLiveSince == nil { state.notLiveSince = .now }
                 if !stopping { state.lastError = failure.description }
+                if replaced { state.replaced = true }
                 return was
             }
             if stopping { break }
+            if replaced {
+                // Logging in again would take the resource back and replace the other session, which would do the
+                // same: two processes on one resource replace each other for ever.
+                logger.critical(
+                    """
+                    another client logged in as \(configuration.account)/\(configuration.resource) and the server \
+                    replaced this session; not reconnecting. Give each replica its own --xmpp-resource, then restart \
+                    this one
+                    """,
+                    metadata: ["error": "\(failure)"])
+                break
+            }
             // Only a session that got as far as a complete snapshot starts the delays over: one that logs in and
             // then fails the same way every time (a roster over the stanza limit) must not retry every second.
             if wasLive { backoff.reset() }
@@ -187,11 +204,13 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         ingest.willApply = { [self] update, time in
             confirmations.record(update, receivedAt: time)
             notePartial(update)
+            if resync != nil { noteResyncCorrection(update) }
         }
         let sender = session.sender
         try await session.send(RosterQuery.request(id: "roster-1"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await self.settleAnswers(sender: sender) }
+            if let resync { group.addTask { await self.resyncPeriodically(resync, sender: sender) } }
             defer { group.cancelAll() }
             while let stanza = try await nextStanza(of: session) {
                 let root = stanza.root
@@ -316,6 +335,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 do { try await sender.send(recheck) } catch { return }
             }
             for (id, started) in confirmations.rounds(.snapshot) + confirmations.rounds(.rosterAddition)
+                + confirmations.rounds(.resync)
             where now - (lastAsked[id] ?? started) >= answering.reaskInterval {
                 lastAsked[id] = now
                 guard let pending = confirmations.pending(id) else { continue }
@@ -323,6 +343,65 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 do { try await sender.send(confirmations.reask(id)) } catch { return }
             }
         }
+    }
+
+    /// Asks the server about every member again, `configuration.membersPerSecond` at most, every
+    /// `configuration.interval`, until the session ends. Each batch is a round like a roster addition's: probes,
+    /// then a ping, then last activity for those the server says nothing of; each certain answer is reconciled as
+    /// the snapshot's are. Only a live session resyncs: the snapshot already asks everyone.
+    private func resyncPeriodically(_ configuration: ResyncConfiguration, sender: XMPPStanzaSender) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: configuration.interval) } catch { return }
+            guard isLive else { continue }
+            let started = ContinuousClock.now
+            let members = watched.withLock { Array($0) }
+            var rounds: [String] = []
+            for start in stride(from: 0, to: members.count, by: configuration.batchSize) {
+                let batch = Set(members[start ..< min(start + configuration.batchSize, members.count)])
+                let id = confirmations.open(.resync, members: batch)
+                rounds.append(id)
+                var writer = XMPPWriter()
+                for member in batch { writer.presence(type: "probe", to: member.rawValue) }
+                do {
+                    try await sender.send(writer.bytes + IQ.ping(id: id))
+                    try await Task.sleep(for: configuration.batchInterval)
+                } catch { return }
+            }
+            // Done when every batch's answers are all certain (a member who left the roster meanwhile counts as
+            // answered): the duration is what a resync costs, probes and answers. Members the server still has
+            // not answered for after the re-asking interval twice over are left to the next resync.
+            let giveUp = ContinuousClock.now + answering.reaskInterval * 2
+            while rounds.contains(where: { confirmations.isOpen($0) }) && ContinuousClock.now < giveUp {
+                do { try await Task.sleep(for: .milliseconds(20)) } catch { return }
+            }
+            for id in rounds { confirmations.close(id) }
+            let took = ContinuousClock.now - started
+            let corrected = state.withLock { state in
+                state.resyncs += 1
+                state.resyncProbed += members.count
+                state.lastResyncDuration = took
+                return state.resyncCorrected
+            }
+            logger.info(
+                "resync complete",
+                metadata: ["members": "\(members.count)", "took": "\(took)", "correctedSoFar": "\(corrected)"])
+        }
+    }
+
+    /// Notes, before an update is applied, whether it is the server's answer to a resync that a member shown
+    /// available has no resource at all: a status the server no longer held.
+    private func noteResyncCorrection(_ update: PresenceUpdate) {
+        let member = update.from.bare
+        guard update.from.resource == nil, update.availability == .unavailable,
+            confirmations.isAsking(member, for: .resync),
+            storage.withShownPresence(member, { if case .present(let shown?) = $0 { shown.isAvailable } else { false } })
+        else { return }
+        countResyncCorrection(of: member)
+    }
+
+    private func countResyncCorrection(of member: BareJID) {
+        state.withLock { $0.resyncCorrected += 1 }
+        logger.notice("resync corrected a status the server no longer holds", metadata: ["jid": "\(member)"])
     }
 
     /// Notes, before an update is applied, whether it rebuilds a member the storage lost: one resource's presence
@@ -348,18 +427,25 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         partial.withLock { _ = $0.remove(member) }
         // A member taken off the roster meanwhile is left alone: the storage forgot them on purpose.
         guard isProbeable(member) else { return }
+        let corrected: Bool
         switch settled.verdict {
         case .offline:
-            if case .present(let presence) = storage.lookup(member), presence.status?.isAvailable == false {
+            let stored = storage.lookup(member)
+            if case .present(let presence) = stored, presence.status?.isAvailable == false {
+                corrected = false
                 break
+            }
+            if case .present(let presence) = stored { corrected = presence.status?.isAvailable == true } else {
+                corrected = false
             }
             storage.apply(
                 PresenceUpdate(from: JID(bare: member, resource: nil), availability: .unavailable), receivedAt: now)
         case .available:
-            SnapshotReconciliation.keepOnly(settled.resources, of: member, in: storage, at: now)
+            corrected = SnapshotReconciliation.keepOnly(settled.resources, of: member, in: storage, at: now) > 0
         }
         // The server vouched for what is stored now: a status restored from disk is current again.
         storage.confirm(member)
+        if corrected && settled.purpose == .resync { countResyncCorrection(of: member) }
         guard settled.purpose == .probe else { return }
         let answer: UserPresence
         if case .present(let stored) = storage.lookup(member), stored.status != nil {
@@ -381,11 +467,15 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             pendingProbes.finish(round: round.round)
         case .rosterAddition:
             state.withLock { $0.markedOffline += round.offline }
+        case .resync:
+            break
         case .snapshot:
             let duration = now - round.started
             let isCurrent = state.withLock { state in
                 guard state.snapshotRound == round.round else { return false }
                 state.snapshotComplete = true
+                state.everLive = true
+                state.notLiveSince = nil
                 state.snapshotUnconfirmed = 0
                 state.warning = nil
                 state.lastSnapshotDuration = duration

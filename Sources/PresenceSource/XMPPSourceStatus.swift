@@ -39,6 +39,23 @@ public struct XMPPSourceStatus: Sendable, Hashable {
     public var lastError: String?
     /// Whether the session runs over TLS.
     public var encrypted = false
+    /// The server ended the session because another client bound the same resource of the watcher account
+    /// (stream error `conflict`): the source has stopped instead of taking the resource back, which would replace
+    /// the other session in turn, over and over.
+    public var replaced = false
+    /// When what the source shows stopped being live (the session ended, or a new one has not finished its
+    /// snapshot); nil while live, and before the first complete snapshot.
+    public var notLiveSince: ContinuousClock.Instant?
+    /// Whether a snapshot has ever been complete in this process.
+    public var everLive = false
+    /// Periodic resyncs completed: every member asked again at a bounded rate.
+    public var resyncs = 0
+    /// Members asked by resyncs, and stored statuses a resync found wrong and corrected (a member shown
+    /// available whom the server says has no such resource, or none at all).
+    public var resyncProbed = 0
+    public var resyncCorrected = 0
+    /// How long the last complete resync took, from its first probe to its last member's certain answer.
+    public var lastResyncDuration: Duration?
 
     public init(jid: String, server: String) {
         self.jid = jid

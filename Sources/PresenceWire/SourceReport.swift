@@ -31,6 +31,13 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
     public var warning: String?
     public var lastSnapshotMilliseconds: Double?
     public var lastError: String?
+    /// Another client bound the watcher's resource and the server replaced this session: the source stopped.
+    public var replaced = false
+    /// Periodic resyncs completed, members they asked, and stored statuses they corrected.
+    public var resyncs = 0
+    public var resyncProbed = 0
+    public var resyncCorrected = 0
+    public var lastResyncMilliseconds: Double?
 
     public init(
         kind: String, jid: String, server: String, connected: Bool, live: Bool, encrypted: Bool,
@@ -73,7 +80,12 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("markedOffline"); writer.int(markedOffline)
             writer.key("partialUsers"); writer.int(partialUsers)
             writer.key("presencesReceived"); writer.int(presencesReceived)
+            writer.key("lastResyncMilliseconds"); writer.double(lastResyncMilliseconds)
             writer.key("reconnects"); writer.int(reconnects)
+            writer.key("replaced"); writer.bool(replaced)
+            writer.key("resyncCorrected"); writer.int(resyncCorrected)
+            writer.key("resyncProbed"); writer.int(resyncProbed)
+            writer.key("resyncs"); writer.int(resyncs)
             writer.key("rosterSize"); writer.int(rosterSize)
             writer.key("server"); writer.string(server)
             writer.key("snapshotUnconfirmed"); writer.int(snapshotUnconfirmed)

@@ -68,7 +68,7 @@ struct ChangeStreamTests {
             let change = try await stream.nextAnswer()
             #expect(change.result.jid == "alice@example.com")
             #expect(change.result.show == .dnd && change.result.status == "Focus")
-            #expect(UInt64(change.id ?? "") ?? 0 > UInt64(snapshotID) ?? .max)
+            #expect(changeNumber(change.id) ?? 0 > changeNumber(snapshotID) ?? .max)
 
             // Only the priority changes: nothing a screen shows. Then bob appears: the next event is bob's.
             try await feeder.send(
@@ -135,6 +135,67 @@ struct ChangeStreamTests {
             defer { stale.close() }
             let snapshot = try await stale.nextAnswer()
             #expect(snapshot.result.jid == "alice@example.com" && snapshot.result.state == .unknown)
+        }
+    }
+
+    @Test func anEventIDFromAnotherReplicaGetsASnapshotNeverAResumeFromItsNumber() async throws {
+        try await withService { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(Self.header + "<presence from='alice@example.com/desk'><status>One</status></presence>")
+            #expect(
+                try await eventually { try await state(of: "alice@example.com", port: ports.http)?.state == .available })
+            let watching = "?jid=alice@example.com&jid=bob@example.com"
+            let first = try await EventClient.open(watching, port: ports.http)
+            _ = try await first.nextAnswer()
+            let own = try #require(try await first.nextAnswer().id)
+            first.close()
+            let number = try #require(changeNumber(own))
+            let instance = String(own[..<own.lastIndex(of: "-")!])
+            #expect(instance.count == 16, "the instance is 64 random bits in hexadecimal: \(own)")
+
+            // Bob changes after `own`: a resume sends bob first, a snapshot alice first (in JID order).
+            try await feeder.send("<presence from='bob@example.com/desk'><status>Later</status></presence>")
+            #expect(
+                try await eventually { try await state(of: "bob@example.com", port: ports.http)?.status == "Later" })
+            let resumed = try await EventClient.open(watching, port: ports.http, lastEventID: own)
+            defer { resumed.close() }
+            #expect(try await resumed.nextAnswer().result.jid == "bob@example.com", "this replica's own id resumes")
+
+            let other = instance == "0000000000000001" ? "0000000000000002" : "0000000000000001"
+            for foreign in ["\(other)-\(number)", "\(number)", "\(instance)-\(number):1", "nonsense"] {
+                let stream = try await EventClient.open(watching, port: ports.http, lastEventID: foreign)
+                defer { stream.close() }
+                let event = try await stream.nextAnswer()
+                #expect(event.result.jid == "alice@example.com", "Last-Event-ID \(foreign) gets a snapshot")
+                #expect(event.id?.hasPrefix(instance + "-") == true && event.id?.hasSuffix(":1") == true)
+            }
+        }
+    }
+
+    @Test func eachStreamIsToldItsOwnRetryBetweenOnceAndTwiceTheConfiguredWait() async throws {
+        try await withService { ports in
+            var waits: [Int] = []
+            for _ in 0 ..< 12 {
+                let head = try await offPool { () throws -> String in
+                    let descriptor = try LoopbackTCP.connect(port: ports.http)
+                    defer { close(descriptor) }
+                    let request = Array("GET /v1/presence/events?jid=a@example.com HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                    try request.withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
+                    var received: [UInt8] = []
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    while !String(decoding: received, as: UTF8.self).contains("event: presence") {
+                        let count = read(descriptor, &buffer, buffer.count)
+                        guard count > 0 else { break }
+                        received += buffer[..<count]
+                    }
+                    return String(decoding: received, as: UTF8.self)
+                }
+                let line = try #require(head.split(whereSeparator: \.isNewline).first { $0.hasPrefix("retry: ") })
+                waits.append(try #require(Int(line.dropFirst("retry: ".count).trimmingCharacters(in: .whitespaces))))
+            }
+            #expect(waits.allSatisfy { (1000 ... 2000).contains($0) }, "\(waits)")
+            #expect(Set(waits).count > 1, "the waits are drawn for each stream: \(waits)")
         }
     }
 
@@ -276,4 +337,10 @@ struct ChangeStreamTests {
             #expect(String(decoding: unknown.body, as: UTF8.self).contains(">unknown<"))
         }
     }
+}
+
+/// The change number of an event id (`INSTANCE-N`, or `INSTANCE-N:k` in a snapshot).
+private func changeNumber(_ id: String?) -> UInt64? {
+    guard let id, let dash = id.lastIndex(of: "-") else { return nil }
+    return UInt64(id[id.index(after: dash)...].prefix { $0 != ":" })
 }

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Presence is personal data (who is on sick leave, who is in a meeting), so a service reachable from other
 /// machines answers only holders of a token. Without tokens (the default on loopback) everything is open. With
-/// them, every path needs one but `/healthz` (for load balancers and orchestrators) and, when asked for,
+/// them, every path needs one but `/healthz` and `/readyz` (for load balancers and orchestrators) and, when asked for,
 /// `/metrics` (for a Prometheus that cannot send one), and the people page's own files (markup, script and style,
 /// no data; the page asks for a token when its data needs one).
 ///
@@ -112,7 +112,7 @@ public struct APIAccess: Sendable, CustomStringConvertible, CustomReflectable {
 
     /// Paths answered without a token.
     private func isOpen(_ path: Substring) -> Bool {
-        path == "/healthz" || (metricsOpen && path == "/metrics") || PeoplePage.isPageFile(path)
+        path == "/healthz" || path == "/readyz" || (metricsOpen && path == "/metrics") || PeoplePage.isPageFile(path)
     }
 
     /// The name of the token `candidate` is, comparing it with every token in constant time.

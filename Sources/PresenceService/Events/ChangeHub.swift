@@ -6,12 +6,14 @@ import ServiceLifecycle
 /// recent ones so that a stream reconnecting with `Last-Event-ID` misses nothing.
 ///
 /// Every change the storage publishes (a visible status change, a loss, a refill) gets the next sequence number,
-/// which is the `id:` of the event that carries it. The hub becomes the storage's change observer when the
+/// which with the process's ``instance`` is the `id:` of the event that carries it (``EventID``). The hub becomes the storage's change observer when the
 /// first stream opens and stays so: until then, ingest pays nothing for change tracking. A storage that can pin
 /// (``PinningStorage``, the LRU) keeps every user a stream watches.
 public final class ChangeHub: Sendable {
     public let storage: any MemoryStorage
     public let configuration: EventStreamConfiguration
+    /// Whose change numbers the event ids are: drawn at random when the process starts.
+    public let instance: String
     private let state = Locked(State())
     private let logger: Logger
 
@@ -44,6 +46,7 @@ public final class ChangeHub: Sendable {
         self.storage = storage
         self.configuration = configuration
         self.logger = logger
+        instance = EventID.newInstance()
     }
 
     /// Streams open now, streams opened since start, and streams closed because their reader stopped reading.
@@ -52,7 +55,7 @@ public final class ChangeHub: Sendable {
     }
 
     /// Opens a stream; nil when ``EventStreamConfiguration/maxStreams`` are open already.
-    func subscribe(_ subscription: EventSubscription, resumingAfter lastEventID: UInt64?) -> Start? {
+    func subscribe(_ subscription: EventSubscription, resumingAfter lastEventID: EventID?) -> Start? {
         // Checked and registered under one lock, so concurrent opens never pass the limit together.
         let registered = state.withLock { state -> Bool in
             guard state.open.count < configuration.maxStreams else { return false }
@@ -79,11 +82,14 @@ public final class ChangeHub: Sendable {
         // On screen, not evicted: an LRU keeps every watched user for as long as the stream is open.
         if let watched = subscription.watched, let pinning = storage as? any PinningStorage { pinning.pin(watched) }
         return state.withLock { state in
-            guard let lastEventID, lastEventID >= state.resumableFrom, lastEventID <= state.sequence else {
+            // Another replica's or an earlier process's number says nothing of this one's changes.
+            guard let lastEventID, lastEventID.instance == instance,
+                lastEventID.sequence >= state.resumableFrom, lastEventID.sequence <= state.sequence
+            else {
                 return .snapshot(state.sequence)
             }
             for (sequence, key) in state.history[state.historyStart...]
-            where sequence > lastEventID && subscription.watches(key) {
+            where sequence > lastEventID.sequence && subscription.watches(key) {
                 subscription.mark(key, sequence: sequence)
             }
             return .resumed
@@ -127,6 +133,15 @@ public final class ChangeHub: Sendable {
                 for subscription in watchers.values { subscription.mark(change.key, sequence: sequence) }
             }
             for subscription in state.everything.values { subscription.mark(change.key, sequence: sequence) }
+        }
+    }
+
+    /// Ends every open stream: their clients reconnect, through a balancer to a replica that is ready.
+    func closeAll() {
+        let open = state.withLock { Array($0.open.values) }
+        for subscription in open {
+            subscription.finish()
+            subscription.channel?.close(promise: nil)
         }
     }
 

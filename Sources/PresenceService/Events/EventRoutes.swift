@@ -10,8 +10,11 @@ import PresenceWire
 /// First one event per watched JID with its current answer (the same JSON object as a query result), then one
 /// event each time a watched JID's visible status changes, a loss and a refill included. `id:` on every event;
 /// a reconnect with `Last-Event-ID` gets every change since, or a fresh snapshot when the history no longer
-/// reaches back that far. Snapshot events have ids `N:k` and the last one `N`, so a client cut off in the middle
-/// of a snapshot resumes with a new snapshot rather than a gap.
+/// reaches back that far or the id is another process's (``EventID``: a replica behind the same balancer, or this
+/// one before a restart). Snapshot events have ids `I-N:k` and the last one `I-N`, so a client cut off in the
+/// middle of a snapshot resumes with a new snapshot rather than a gap. Each stream is told its own `retry:`,
+/// between one and two times ``EventStreamConfiguration/retry``, so the clients of a replica that dies do not all
+/// come back in the same millisecond.
 enum EventRoutes {
     static func add(to router: Router<ServiceRequestContext>, hub: ChangeHub, source: XMPPPresenceSource?) {
         router.get("/v1/presence/events") { request, context -> Response in
@@ -32,7 +35,7 @@ enum EventRoutes {
                 }
                 watched = jids
             }
-            let lastEventID = request.headers[.lastEventID].flatMap { UInt64($0) }
+            let lastEventID = request.headers[.lastEventID].flatMap { EventID(lastEventID: $0[...]) }
             let subscription = EventSubscription(watched: watched, channel: context.channel)
             guard let start = hub.subscribe(subscription, resumingAfter: lastEventID) else {
                 return QueryRoutes.json(
@@ -56,27 +59,30 @@ enum EventRoutes {
                 body: ResponseBody { writer in
                     defer { hub.unsubscribe(subscription) }
                     var stream = EventWriter(storage: hub.storage, source: source)
-                    stream.retry(milliseconds: 1000)
+                    let base = max(1, Int(hub.configuration.retry / .milliseconds(1)))
+                    stream.retry(milliseconds: base + Int.random(in: 0 ... base))
                     func flush() async throws {
                         subscription.writing(true)
                         try await writer.write(stream.take())
                         subscription.writing(false)
                     }
                     if case .snapshot(let sequence) = start {
+                        let id = EventID(instance: hub.instance, sequence: sequence)
                         let keys = subscription.watched.map { Array($0) } ?? hub.storage.keys
                         for (index, key) in keys.sorted().enumerated() {
-                            stream.event(
-                                key, id: index == keys.count - 1 ? "\(sequence)" : "\(sequence):\(index + 1)")
+                            stream.event(key, id: index == keys.count - 1 ? id.text : id.snapshotEvent(index + 1))
                             // A snapshot of everyone is written as it is made, never held whole in memory.
                             if stream.byteCount >= EventWriter.flushBytes { try await flush() }
                         }
-                        if keys.isEmpty { stream.comment("snapshot \(sequence): nothing to show yet") }
+                        if keys.isEmpty { stream.comment("snapshot \(id.text): nothing to show yet") }
                     }
                     var wakeups = subscription.wakeups.makeAsyncIterator()
                     while true {
                         if stream.byteCount > 0 { try await flush() }
                         guard let next = await subscription.next(&wakeups) else { break }
-                        for change in next.changes { stream.event(change.key, id: "\(change.sequence)") }
+                        for change in next.changes {
+                            stream.event(change.key, id: EventID(instance: hub.instance, sequence: change.sequence).text)
+                        }
                         if next.heartbeat { stream.comment("heartbeat") }
                     }
                     try await writer.finish(nil)

@@ -11,22 +11,27 @@ public struct EventStreamConfiguration: Hashable, Sendable {
     public var writeTimeout: Duration
     /// How many recent changes are kept for `Last-Event-ID` resumes; an older id gets a fresh snapshot.
     public var history: Int
+    /// The shortest wait a client is told (`retry:`) before it reconnects a stream that broke; each stream is
+    /// told a wait between this and twice this, drawn at random (`--events-retry`).
+    public var retry: Duration
 
     public static let defaultMaxJIDsPerStream = 10_000
     public static let defaultMaxStreams = 10_000
     public static let defaultHeartbeat: Duration = .seconds(15)
     public static let defaultWriteTimeout: Duration = .seconds(30)
     public static let defaultHistory = 65_536
+    public static let defaultRetry: Duration = .seconds(1)
 
     public init(
         maxJIDsPerStream: Int = defaultMaxJIDsPerStream, maxStreams: Int = defaultMaxStreams,
         heartbeat: Duration = defaultHeartbeat, writeTimeout: Duration = defaultWriteTimeout,
-        history: Int = defaultHistory
+        history: Int = defaultHistory, retry: Duration = defaultRetry
     ) {
         self.maxJIDsPerStream = max(maxJIDsPerStream, 1)
         self.maxStreams = max(maxStreams, 1)
         self.heartbeat = heartbeat
         self.writeTimeout = writeTimeout
         self.history = max(history, 1)
+        self.retry = max(retry, .milliseconds(1))
     }
 }

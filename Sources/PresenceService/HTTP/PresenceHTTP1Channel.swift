@@ -21,6 +21,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let lookup: PresenceLookup
     let live: @Sendable () -> Bool?
+    let refusing: @Sendable () -> Bool
     let access: APIAccess
     let limits: HTTPLimits
     /// Inside TLS: requests are `https`.
@@ -44,7 +45,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
             try channel.pipeline.syncOperations.addHandler(
                 StorageAnswerHandler(
-                    lookup: lookup, live: live, access: access, maxBatchJIDs: limits.maxBatchJIDs,
+                    lookup: lookup, live: live, refusing: refusing, access: access, maxBatchJIDs: limits.maxBatchJIDs,
                     serverName: serverName))
             try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
@@ -61,14 +62,16 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with storage hits answered on the event loop (``PresenceHTTP1Channel``).
     static func presenceHTTP1(
-        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, access: APIAccess, limits: HTTPLimits,
+        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?,
+        refusing: @escaping @Sendable () -> Bool = { false }, access: APIAccess, limits: HTTPLimits,
         secure: Bool, serverName: String
     )
         -> HTTPServerBuilder
     {
         HTTPServerBuilder { responder in
             PresenceHTTP1Channel(
-                responder: responder, lookup: lookup, live: live, access: access, limits: limits, secure: secure,
+                responder: responder, lookup: lookup, live: live, refusing: refusing, access: access, limits: limits,
+                secure: secure,
                 serverName: serverName)
         }
     }

@@ -11,12 +11,14 @@ import PresenceWire
 enum QueryRoutes {
     static func router(
         lookup: PresenceLookup, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?,
-        hub: ChangeHub, access: APIAccess = .open, maxBatchJIDs: Int = HTTPLimits.defaultMaxBatchJIDs
+        hub: ChangeHub, readiness: ReadinessMonitor, access: APIAccess = .open,
+        maxBatchJIDs: Int = HTTPLimits.defaultMaxBatchJIDs
     ) -> Router<ServiceRequestContext> {
         let storage = lookup.storage
         let router = Router(context: ServiceRequestContext.self)
         // Before every route: a route added before it would answer without a token.
         if access.requiresToken { router.add(middleware: BearerTokenMiddleware(access: access)) }
+        if readiness.configuration.whenNotReady == .refuse { router.add(middleware: NotReadyMiddleware(monitor: readiness)) }
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
         EventRoutes.add(to: router, hub: hub, source: source)
         PeoplePage.add(to: router)
@@ -69,13 +71,21 @@ enum QueryRoutes {
                     byteBuffer: ByteBuffer(
                         bytes: metrics.exposition(
                             storage: storage, statistics: statistics, source: source?.status,
-                            probes: lookup.prober == nil ? nil : lookup.statistics)))
+                            probes: lookup.prober == nil ? nil : lookup.statistics, ready: readiness.current.isReady)))
             )
         }
         router.get("/healthz") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
+        // Readiness for a balancer or an orchestrator: 200 while this replica serves a complete, live picture,
+        // 503 with the reason otherwise. `/healthz` stays the liveness check: the process answers.
+        router.get("/readyz") { _, _ -> Response in
+            let now = readiness.current
+            return json(
+                ReadinessReport(ready: now.isReady, reason: now.reason, instance: hub.instance),
+                status: now.isReady ? .ok : .serviceUnavailable)
         }
         return router
     }

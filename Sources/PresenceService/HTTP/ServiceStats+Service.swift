@@ -37,9 +37,12 @@ extension SourceReport {
             connectAttempts: status.connectAttempts, reconnects: status.reconnects, rosterSize: status.rosterSize,
             presencesReceived: status.presencesReceived, markedOffline: status.markedOffline,
             snapshotUnconfirmed: status.snapshotUnconfirmed, partialUsers: status.partialUsers, warning: status.warning,
-            lastSnapshotMilliseconds: status.lastSnapshotDuration.map {
-                Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15
-            },
+            lastSnapshotMilliseconds: status.lastSnapshotDuration.map { $0.seconds * 1000 },
             lastError: status.lastError)
+        replaced = status.replaced
+        resyncs = status.resyncs
+        resyncProbed = status.resyncProbed
+        resyncCorrected = status.resyncCorrected
+        lastResyncMilliseconds = status.lastResyncDuration.map { $0.seconds * 1000 }
     }
 }

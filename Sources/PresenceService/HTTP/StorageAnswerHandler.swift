@@ -38,6 +38,8 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private let lookup: PresenceLookup
     private let live: @Sendable () -> Bool?
+    /// Whether the replica refuses queries now (not ready): ``NotReadyMiddleware`` answers them.
+    private let refusing: @Sendable () -> Bool
     private let access: APIAccess
     private let maxBatchJIDs: Int
     private let serverName: String
@@ -56,11 +58,12 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// - Parameter live: whether the XMPP source is live (nil without a source), as the router's answers say.
     init(
-        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, access: APIAccess, maxBatchJIDs: Int,
-        serverName: String
+        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, refusing: @escaping @Sendable () -> Bool,
+        access: APIAccess, maxBatchJIDs: Int, serverName: String
     ) {
         self.lookup = lookup
         self.live = live
+        self.refusing = refusing
         self.access = access
         self.maxBatchJIDs = maxBatchJIDs
         self.serverName = serverName
@@ -124,7 +127,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func answer(_ request: HTTPRequestHead, allocator: ByteBufferAllocator) -> ByteBuffer? {
         // Over the batch limit: the router explains it.
         guard request.method == .GET, let query = PresenceQueryTarget(request.uri), !query.jids.isEmpty,
-            query.jids.count <= maxBatchJIDs
+            query.jids.count <= maxBatchJIDs, !refusing()
         else { return nil }
         if access.requiresToken {
             let decision = access.authenticate(

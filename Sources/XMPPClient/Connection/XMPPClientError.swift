@@ -34,6 +34,13 @@ public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible 
         }
     }
 
+    /// Whether the server ended the session because another client bound the same resource of the account
+    /// (RFC 6120 §4.9.3.3 `conflict`; Prosody and ejabberd both replace the older session this way). Logging in
+    /// again would replace the other client in turn.
+    public var isResourceConflict: Bool {
+        if case .streamError(condition: "conflict", _) = self { true } else { false }
+    }
+
     public var description: String {
         switch self {
         case .connect(let host, let port, let reason): "cannot connect to \(host):\(port): \(reason)"

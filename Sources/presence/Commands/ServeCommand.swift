@@ -16,7 +16,8 @@ struct ServeCommand: AsyncParsableCommand {
             available resource offline, and reconnects forever with backoff. Each feeder connection is one stanza stream (a <stream:stream> header is optional); a stanza is applied \
             as soon as its last byte arrives. A feeder that sends malformed or restricted XML or an oversized \
             stanza gets a <stream:error> and is closed. HTTP: GET /v1/presence/{jid}, GET /v1/presence?jid=a&jid=b, \
-            GET /v1/stats, GET /metrics, GET /healthz. SIGTERM or SIGINT stop accepting, finish the stanzas in \
+            GET /v1/stats, GET /metrics, GET /healthz, GET /readyz. Several replicas can watch one account, each \
+            with its own --xmpp-resource, behind a balancer (Samples/deploy/nginx-replicas.conf). SIGTERM or SIGINT stop accepting, finish the stanzas in \
             hand and exit 0.
             """)
 
@@ -57,6 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var eventOptions: EventOptions
 
+    @OptionGroup var replicaOptions: ReplicaOptions
+
     @OptionGroup var streamOptions: StreamOptions
 
     @Option(
@@ -76,6 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        try replicaOptions.validate(hasXMPPSource: xmppOptions.jid != nil)
         if storage.hasDiskTier && diskOptions.dataDirectory == nil {
             throw ValidationError("--storage \(storage) keeps its disk tier in --data-dir: give one")
         }
@@ -97,8 +101,8 @@ struct ServeCommand: AsyncParsableCommand {
             maxConnections: maxConnections, applyThreads: feedApplyThreads,
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder,
             lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration, http: httpOptions.limits,
-            access: try accessOptions.access(), tls: try accessOptions.tls(), feedSecret: try accessOptions.feedSecret()
-        )
+            access: try accessOptions.access(), tls: try accessOptions.tls(), feedSecret: try accessOptions.feedSecret(),
+            readiness: replicaOptions.readiness)
         let metrics = ServiceMetrics()
         let memory = storage.memoryKind?.make(
             storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
@@ -123,7 +127,7 @@ struct ServeCommand: AsyncParsableCommand {
             sourceLogger[metadataKey: "source"] = "xmpp"
             source = XMPPPresenceSource(
                 configuration: client, storage: store, decoder: streamOptions.decoder, backoff: xmppOptions.backoff,
-                answering: xmppOptions.answering, logger: sourceLogger)
+                answering: xmppOptions.answering, resync: replicaOptions.resync, logger: sourceLogger)
         }
         let server = PresenceServer(
             configuration: configuration, storage: store, pressureSources: sources, xmppSource: source,

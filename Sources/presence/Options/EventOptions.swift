@@ -24,7 +24,18 @@ struct EventOptions: ParsableArguments {
         help: "Recent changes kept for Last-Event-ID resumes (default 65536).")
     var history: Int = EventStreamConfiguration.defaultHistory
 
+    @Option(
+        name: .customLong("events-retry"),
+        help: ArgumentHelp(
+            "Shortest wait, in milliseconds, a client is told before it reconnects a broken change stream (default 1000).",
+            discussion: "Each stream is told a wait between this and twice this, drawn at random, so the clients of a "
+                + "replica that dies come back spread out rather than all at once."))
+    var retryMilliseconds: Int = Int(EventStreamConfiguration.defaultRetry / .milliseconds(1))
+
     func validate() throws {
+        guard (1 ... 3_600_000).contains(retryMilliseconds) else {
+            throw ValidationError("--events-retry must be between 1 and 3600000 milliseconds")
+        }
         guard maxJIDs >= 1, maxStreams >= 1, history >= 1 else {
             throw ValidationError("--events-max-jids, --events-max-streams and --events-history must be at least 1")
         }
@@ -40,6 +51,7 @@ struct EventOptions: ParsableArguments {
         EventStreamConfiguration(
             maxJIDsPerStream: maxJIDs, maxStreams: maxStreams,
             heartbeat: .milliseconds(Int64((heartbeatSeconds * 1000).rounded())),
-            writeTimeout: .milliseconds(Int64((writeTimeoutSeconds * 1000).rounded())), history: history)
+            writeTimeout: .milliseconds(Int64((writeTimeoutSeconds * 1000).rounded())), history: history,
+            retry: .milliseconds(retryMilliseconds))
     }
 }

@@ -1,0 +1,59 @@
+import Logging
+import PresenceSource
+import PresenceStore
+import ServiceLifecycle
+
+/// Follows the replica's readiness: logs each change with its reason, tells the query API whether to refuse
+/// (``ReadinessConfiguration/WhenNotReady/refuse``), and when the replica stops being ready ends its change
+/// streams, so their clients reconnect through the balancer to a replica that is ready.
+public final class ReadinessMonitor: Sendable {
+    public let configuration: ReadinessConfiguration
+    private let source: XMPPPresenceSource?
+    private let ready: Locked<Bool>
+    /// How often readiness is read again: the grace period is kept to this much.
+    static let tick: Duration = .milliseconds(250)
+
+    public init(configuration: ReadinessConfiguration, source: XMPPPresenceSource?) {
+        self.configuration = configuration
+        self.source = source
+        ready = Locked(Readiness.of(source?.status, grace: configuration.grace).isReady)
+    }
+
+    /// Readiness now, with its reason.
+    public var current: Readiness { Readiness.of(source?.status, grace: configuration.grace) }
+
+    /// Whether queries are refused now: not ready, and told to refuse. Read per request: a lock and a flag.
+    var isRefusing: Bool { configuration.whenNotReady == .refuse && !ready.withLock { $0 } }
+
+    /// Whether the replica was ready at the last tick.
+    var wasReady: Bool { ready.withLock { $0 } }
+
+    func run(hub: ChangeHub, logger: Logger) async {
+        var last = current
+        logger.info(last.isReady ? "ready" : "not ready", metadata: ["reason": "\(last.reason)"])
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: Self.tick) } catch { return }
+            let now = current
+            ready.withLock { $0 = now.isReady }
+            defer { last = now }
+            guard now.isReady != last.isReady else { continue }
+            if now.isReady {
+                logger.notice("ready", metadata: ["reason": "\(now.reason)"])
+            } else {
+                logger.warning("not ready", metadata: ["reason": "\(now.reason)"])
+                if configuration.whenNotReady == .refuse { hub.closeAll() }
+            }
+        }
+    }
+}
+
+/// The monitor as one of the service's lifecycle services.
+struct ReadinessMonitorService: Service {
+    let monitor: ReadinessMonitor
+    let hub: ChangeHub
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await monitor.run(hub: hub, logger: logger) }
+    }
+}

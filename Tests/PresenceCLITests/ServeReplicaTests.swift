@@ -1,0 +1,152 @@
+import Foundation
+import LoopbackHTTP
+import PresenceTestSupport
+import Testing
+
+/// Several `presence serve` on one watcher account against a real Prosody and a real ejabberd: readiness, the
+/// resource conflict, and the resync that corrects what the server no longer holds.
+@Suite("presence serve as one of several replicas", .serialized)
+struct ServeReplicaTests {
+    static let password = "replicated ✓"
+
+    static func passwordFile(in directory: URL) throws -> String {
+        let file = directory.appendingPathComponent("watcher-\(UUID().uuidString).password")
+        try (password + "\n").write(to: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        return file.path
+    }
+
+    static func replicaArguments(_ server: any XMPPTestServer, resource: String) throws -> [String] {
+        [
+            "--xmpp-jid", "watcher@\(server.domain)", "--xmpp-password-file", try passwordFile(in: server.directory),
+            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port), "--xmpp-resource", resource,
+            "--xmpp-reconnect-max", "1",
+        ]
+    }
+
+    static func get(_ path: String, port: Int, headers: [String: String] = [:]) throws -> (status: Int, json: [String: Any]?) {
+        let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path, headers: headers)
+        return (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any])
+    }
+
+    static func answer(_ jid: String, port: Int) throws -> [String: Any]? {
+        (try get("/v1/presence/\(jid)", port: port).json?["results"] as? [[String: Any]])?.first
+    }
+
+    static func source(port: Int) throws -> [String: Any]? {
+        try get("/v1/stats", port: port).json?["source"] as? [String: Any]
+    }
+
+    @Test func aReplicaIsReadyOnlyOnceItsPictureIsLiveAndRefusesQueriesUntilThenWhenToldTo() async throws {
+        // A server that is not there: the replica never logs in.
+        let nowhere = freeLoopbackPort()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("presence-ready-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let arguments = [
+            "--xmpp-jid", "watcher@example.test", "--xmpp-password-file", try Self.passwordFile(in: directory),
+            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(nowhere), "--xmpp-reconnect-max", "1",
+        ]
+        let refusing = try RunningServer(arguments + ["--when-not-ready", "refuse"])
+        defer { _ = refusing.stop() }
+        let ready = try Self.get("/readyz", port: refusing.httpPort)
+        #expect(ready.status == 503)
+        #expect(ready.json?["ready"] as? Bool == false)
+        #expect((ready.json?["reason"] as? String)?.contains("not logged in to the XMPP server") == true)
+        #expect((ready.json?["instance"] as? String)?.count == 16)
+        let refused = try Self.get("/v1/presence/alice@example.test", port: refusing.httpPort)
+        #expect(refused.status == 503)
+        #expect((refused.json?["error"] as? [String: Any])?["condition"] as? String == "not-ready")
+        let batch = try Self.get("/v1/presence?jid=alice@example.test", port: refusing.httpPort)
+        #expect(batch.status == 503)
+        let events = try Self.get("/v1/presence/events?jid=alice@example.test", port: refusing.httpPort)
+        #expect(events.status == 503, "a change stream goes to a ready replica")
+        // The balancer's last resort, when no replica is ready: an answer that says it is not live.
+        let stale = try Self.get(
+            "/v1/presence/alice@example.test", port: refusing.httpPort, headers: ["X-Presence-Accept-Stale": "1"])
+        #expect(stale.status == 200)
+        #expect(try Self.get("/healthz", port: refusing.httpPort).status == 200, "alive, though not ready")
+        #expect(try Self.get("/v1/stats", port: refusing.httpPort).status == 200)
+        let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: refusing.httpPort, path: "/metrics")
+        #expect(String(decoding: metrics.body, as: UTF8.self).contains("presence_ready 0"))
+
+        // By default a replica that is not ready still answers, as a single instance should.
+        let answering = try RunningServer(arguments)
+        defer { _ = answering.stop() }
+        #expect(try Self.get("/readyz", port: answering.httpPort).status == 503)
+        let answered = try Self.answer("alice@example.test", port: answering.httpPort)
+        #expect(answered?["live"] as? Bool == false)
+
+        // Without an XMPP source there is nothing to be behind: ready from the start.
+        let feedOnly = try RunningServer()
+        defer { _ = feedOnly.stop() }
+        #expect(try Self.get("/readyz", port: feedOnly.httpPort).status == 200)
+    }
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func twoReplicasOnOneResourceSayWhichOneLostAndNeverReplaceEachOtherInALoop(on kind: XMPPServerKind) async throws {
+        let server = try await kind.start(
+            accounts: ["watcher": Self.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]])
+        defer { server.stop() }
+        let first = try RunningServer(try Self.replicaArguments(server, resource: "replica"))
+        defer { _ = first.stop() }
+        #expect(try await eventually { try Self.get("/readyz", port: first.httpPort).status == 200 })
+
+        let second = try RunningServer(try Self.replicaArguments(server, resource: "replica"))
+        defer { _ = second.stop() }
+        #expect(try await eventually { try Self.source(port: first.httpPort)?["replaced"] as? Bool == true })
+        #expect(try await eventually { try Self.get("/readyz", port: second.httpPort).status == 200 })
+        let readiness = try Self.get("/readyz", port: first.httpPort)
+        #expect(readiness.status == 503)
+        #expect((readiness.json?["reason"] as? String)?.contains("--xmpp-resource") == true)
+        #expect(first.log.contains("replaced this session; not reconnecting"))
+
+        // Long enough for several reconnection attempts at the 1-second maximum: there are none.
+        try await Task.sleep(for: .seconds(3))
+        let firstSource = try #require(try Self.source(port: first.httpPort))
+        let secondSource = try #require(try Self.source(port: second.httpPort))
+        #expect(firstSource["connectAttempts"] as? Int == 1)
+        #expect(firstSource["connected"] as? Bool == false)
+        #expect(secondSource["connectAttempts"] as? Int == 1)
+        #expect(secondSource["reconnects"] as? Int == 0)
+        #expect(secondSource["connected"] as? Bool == true)
+    }
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func aResyncCorrectsAStatusTheServerNoLongerHolds(on kind: XMPPServerKind) async throws {
+        let server = try await kind.start(
+            accounts: ["watcher": Self.password, "alice": "a", "bob": "b"],
+            groups: ["Staff": ["watcher", "alice", "bob"]])
+        defer { server.stop() }
+        let alice = try await MemberClient("alice", password: "a", resource: "laptop", server: server.endpoint)
+        try await alice.available(status: "Here")
+        let replica = try RunningServer(
+            try Self.replicaArguments(server, resource: "resync") + ["--resync-interval", "2", "--resync-rate", "50"])
+        defer { _ = replica.stop() }
+        #expect(try await eventually { try Self.get("/readyz", port: replica.httpPort).status == 200 })
+        #expect(try Self.answer("bob@example.test", port: replica.httpPort)?["state"] as? String == "offline")
+
+        // A status the server does not hold: bob available from a session that, for the server, never existed
+        // (as after a cluster node died without a word).
+        try ServeCommandTests.send(
+            "<presence from='bob@example.test/ghost'><status>Gone long ago</status></presence>",
+            toPort: replica.feedPort)
+        #expect(
+            try await eventually {
+                try Self.answer("bob@example.test", port: replica.httpPort)?["status"] as? String == "Gone long ago"
+            })
+        #expect(
+            try await eventually(timeout: .seconds(20)) {
+                try Self.answer("bob@example.test", port: replica.httpPort)?["state"] as? String == "offline"
+            })
+        #expect(try await eventually { try Self.source(port: replica.httpPort)?["resyncCorrected"] as? Int == 1 })
+        #expect(try await eventually { try Self.source(port: replica.httpPort)?["resyncs"] as? Int ?? 0 >= 1 })
+        let source = try #require(try Self.source(port: replica.httpPort))
+        #expect(source["resyncProbed"] as? Int ?? 0 >= 2)
+        #expect(source["lastResyncMilliseconds"] as? Double != nil)
+        let still = try #require(try Self.answer("alice@example.test", port: replica.httpPort))
+        #expect(still["state"] as? String == "available" && still["status"] as? String == "Here")
+        #expect(replica.log.contains("resync corrected a status the server no longer holds"))
+        _ = alice
+    }
+}
