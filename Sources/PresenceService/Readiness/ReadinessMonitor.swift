@@ -25,9 +25,6 @@ public final class ReadinessMonitor: Sendable {
     /// Whether queries are refused now: not ready, and told to refuse. Read per request: a lock and a flag.
     var isRefusing: Bool { configuration.whenNotReady == .refuse && !ready.withLock { $0 } }
 
-    /// Whether the replica was ready at the last tick.
-    var wasReady: Bool { ready.withLock { $0 } }
-
     func run(hub: ChangeHub, logger: Logger) async {
         var last = current
         logger.info(last.isReady ? "ready" : "not ready", metadata: ["reason": "\(last.reason)"])
