@@ -15,7 +15,7 @@ struct NotReadyMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard monitor.isRefusing, request.uri.path.hasPrefix("/v1/presence"),
-            request.headers[HTTPField.Name(ReadinessConfiguration.acceptStaleHeader)!] == nil
+            request.headers[.presenceAcceptStale] == nil
         else { return try await next(request, context) }
         let readiness = monitor.current
         // Ready again since the last tick: answer.
@@ -27,4 +27,9 @@ struct NotReadyMiddleware: RouterMiddleware {
         response.headers[.retryAfter] = "1"
         return response
     }
+}
+
+extension HTTPField.Name {
+    /// ``ReadinessConfiguration/acceptStaleHeader``, made once.
+    static let presenceAcceptStale = HTTPField.Name(ReadinessConfiguration.acceptStaleHeader)!
 }
