@@ -137,6 +137,19 @@ let package = Package(
             ],
             path: "Benchmarks/DiskTierLoad"
         ),
+        // Replicas on one watcher, on a real Prosody: each replica's cost to the server, convergence across three,
+        // and a replica killed behind the shipped nginx configuration.
+        .executableTarget(
+            name: "ReplicaLoad",
+            dependencies: [
+                "LoadSupport",
+                .product(name: "LoopbackHTTP", package: "PresenceStore"),
+                .product(name: "PresenceModel", package: "PresenceStore"),
+                .product(name: "XMPPClient", package: "PresenceStore"),
+                .product(name: "XMPPStream", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/ReplicaLoad"
+        ),
         // What the loads share: a Prosody of their own with N member accounts, `presence serve` in its own process, a
         // keep-alive HTTP client, and reporting.
         .target(
