@@ -169,7 +169,10 @@ let package = Package(
         .testTarget(
             name: "PresenceCLITests",
             dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
-            resources: [.copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py")]),
+            resources: [
+                .copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py"),
+                .copy("Resources/people_page_failover_browser.py"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -37,6 +37,19 @@ struct PeoplePageBrowserTests {
             "people_page_token_browser", ["http://127.0.0.1:\(server.httpPort)", String(server.feedPort), token])
     }
 
+    @Test func aPageWhoseReplicaDiesKeepsItsNewerStatusWhenTheNextReplicaLagsBehindIt() throws {
+        guard Self.browserIsInstalled() else { return }
+        let replicas = try (0 ..< 3).map { _ in try RunningServer() }
+        defer { for replica in replicas where replica.process.isRunning { _ = replica.stop() } }
+        let nginx = try NginxBalancer(replicaPorts: replicas.map(\.httpPort))
+        try Self.runBrowserScript(
+            "people_page_failover_browser",
+            [
+                "http://127.0.0.1:\(nginx.port)",
+                replicas.map { "\($0.httpPort):\($0.feedPort):\($0.process.processIdentifier)" }.joined(separator: ","),
+            ])
+    }
+
     /// Whether chromium, its driver and selenium are there; records an issue naming the packages when not.
     static func browserIsInstalled() -> Bool {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),

@@ -107,6 +107,25 @@ extension PeoplePage {
         window.addEventListener("resize", scheduleRender);
         search.addEventListener("input", () => { lastRebuild = 0; scheduleRebuild(); });
 
+        // Event ids are "INSTANCE-N" for change N of one process, and "INSTANCE-N:k" for a snapshot taken at change N
+        // but its last event, which is "INSTANCE-N" so that a resume can start from it. A process other than the
+        // last one always starts with a snapshot.
+        let lastInstance = null, snapshotBase = null;
+        function isSnapshotEvent(id) {
+          const colon = id.indexOf(":");
+          const base = colon < 0 ? id : id.slice(0, colon);
+          const instance = base.slice(0, base.lastIndexOf("-"));
+          let snapshot;
+          if (colon >= 0) { snapshot = true; snapshotBase = base; }
+          else if (base === snapshotBase) { snapshot = true; snapshotBase = null; }
+          else snapshot = lastInstance !== null && instance !== lastInstance;
+          lastInstance = instance;
+          return snapshot;
+        }
+        function isOlder(person, shown) {
+          const since = Date.parse(person.since), shownSince = Date.parse(shown.since);
+          return !Number.isNaN(since) && !Number.isNaN(shownSince) && since < shownSince;
+        }
         function connect() {
           const source = new EventSource("/v1/presence/events");
           source.addEventListener("open", () => { connection.classList.add("live"); connection.title = "live"; });
@@ -114,6 +133,9 @@ extension PeoplePage {
           source.addEventListener("presence", event => {
             const person = JSON.parse(event.data);
             const known = people.has(person.jid);
+            // Behind a balancer a reconnect may land on another replica, whose snapshot can lag by the last change
+            // this page already showed: a snapshot answer older than the one shown is kept out. Changes always apply.
+            if (isSnapshotEvent(event.lastEventId) && known && isOlder(person, people.get(person.jid))) return;
             people.set(person.jid, person);
             // A new person, or a filter that may now match differently, needs the list rebuilt; a change of
             // someone already listed only needs the visible rows drawn again.

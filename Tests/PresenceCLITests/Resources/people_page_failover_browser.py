@@ -1,0 +1,92 @@
+"""The people page behind nginx when its replica dies and the next one lags (chromium through selenium).
+
+Usage: people_page_failover_browser.py BASE_URL REPLICAS
+
+REPLICAS is a comma-separated list of HTTP_PORT:FEED_PORT:PID, one per replica behind the balancer at BASE_URL.
+Every replica holds alice's older status. The page opens through the balancer; the replica its change stream
+went to (the one with a stream open) alone gets alice's newer status, and the page shows it. That replica is
+killed: the page reconnects through the balancer to another, whose snapshot still holds the older status. The
+page must keep the newer one, come back live (a change fed to the others shows), and show a change newer than
+both. Exits 0 when every check holds; otherwise prints what failed and exits 1.
+"""
+import json
+import os
+import signal
+import socket
+import sys
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
+
+base = sys.argv[1]
+replicas = [tuple(int(part) for part in entry.split(":")) for entry in sys.argv[2].split(",")]
+alice, bob = "alice@engineering.example.com", "bob@sales.example.com"
+header = "<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>"
+
+
+def feed(feed_port, text):
+    with socket.create_connection(("127.0.0.1", feed_port)) as connection:
+        connection.sendall((header + text).encode())
+        time.sleep(0.2)
+
+
+def presence(jid, status, stamp):
+    return (f"<presence from='{jid}/desk'><status>{status}</status>"
+            f"<delay xmlns='urn:xmpp:delay' stamp='{stamp}'/></presence>")
+
+
+def stats(http_port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/v1/stats", timeout=5) as response:
+        return json.load(response)
+
+
+def status_of(driver, jid):
+    return driver.execute_script(
+        "const row = document.querySelector(`#rows .row.person[data-jid='${arguments[0]}']`);"
+        "return row && row.querySelector('.status').textContent;", jid)
+
+
+for _, feed_port, _ in replicas:
+    feed(feed_port, presence(alice, "Older status", "2026-01-01T09:00:00Z")
+         + presence(bob, "First", "2026-01-01T09:00:00Z"))
+
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"]:
+    options.add_argument(argument)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+failures = []
+try:
+    driver.get(base + "/")
+    wait = WebDriverWait(driver, 60, poll_frequency=0.02)
+    wait.until(lambda d: status_of(d, alice) == "Older status")
+    streaming = [replica for replica in replicas if stats(replica[0])["eventStreams"] > 0]
+    if len(streaming) != 1:
+        raise RuntimeError(f"expected the page's stream on one replica, found {len(streaming)}")
+    http_port, feed_port, pid = streaming[0]
+    others = [replica for replica in replicas if replica != streaming[0]]
+    feed(feed_port, presence(alice, "Newer status", "2026-01-01T10:00:00Z"))
+    wait.until(lambda d: status_of(d, alice) == "Newer status")
+
+    os.kill(pid, signal.SIGKILL)
+    # Back live through another replica: a change fed to every other replica shows.
+    for _, other_feed, _ in others:
+        feed(other_feed, presence(bob, "After the failover", "2026-01-01T10:30:00Z"))
+    wait.until(lambda d: status_of(d, bob) == "After the failover")
+    if status_of(driver, alice) != "Newer status":
+        failures.append(f"after the failover alice went back to {status_of(driver, alice)!r}")
+
+    for _, other_feed, _ in others:
+        feed(other_feed, presence(alice, "Newest status", "2026-01-01T11:00:00Z"))
+    wait.until(lambda d: status_of(d, alice) == "Newest status")
+except Exception as error:  # noqa: BLE001 - any failure is reported
+    failures.append(f"{type(error).__name__}: {error} (alice shows {status_of(driver, alice)!r})")
+finally:
+    driver.quit()
+
+for failure in failures:
+    print(failure)
+sys.exit(1 if failures else 0)
