@@ -71,6 +71,7 @@ public struct PresenceServer: Sendable {
         let (feedPorts, feedContinuation) = AsyncStream.makeStream(of: Int.self)
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
         let (lookup, source) = (lookup, xmppSource)
+        let systemd = SystemdNotifier()
         let application = Application(
             router: QueryRoutes.router(
                 lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes,
@@ -96,8 +97,12 @@ public struct PresenceServer: Sendable {
             .init(service: pressure, successTerminationBehavior: .ignore),
             // Shut down before the API: ending the streams lets their responses complete.
             .init(service: ChangeHubService(hub: changes)),
-            .init(service: ReadinessMonitorService(monitor: readiness, hub: changes, logger: logger)),
+            .init(service: ReadinessMonitorService(monitor: readiness, hub: changes, logger: logger, systemd: systemd)),
         ]
+        if let systemd {
+            // Last in shutdown order is first told: systemd hears STOPPING=1 as soon as the shutdown begins.
+            services.append(.init(service: SystemdStoppingService(systemd: systemd)))
+        }
         if let xmppSource {
             // Before pressure in shutdown order: the source stops first, then the rest as before.
             services.append(.init(service: XMPPSourceService(source: xmppSource)))
@@ -126,8 +131,11 @@ public struct PresenceServer: Sendable {
                         "feed": "\(configuration.feedHost):\(feedPort)",
                         "http": "\(configuration.httpHost):\(httpPort)",
                         "storage": "\(storage.name)", "instance": "\(changes.instance)",
+                        "version": "\(PresenceVersion.current)",
                         "xmpp": "\(xmppSource.map { "\($0.configuration.account) at \($0.status.server)" } ?? "none")",
                     ])
+                systemd?.notify(
+                    "READY=1\nSTATUS=serving: feed \(configuration.feedHost):\(feedPort), http \(configuration.httpHost):\(httpPort)")
                 await onStarted(BoundPorts(feed: feedPort, http: httpPort), group)
             }
             try await tasks.waitForAll()

@@ -10,8 +10,12 @@ final class RunningServer {
     let httpPort: Int
     private let errors: PipeDrain
 
-    init(_ arguments: [String] = []) throws {
+    /// - Parameter environment: variables added to the test's own environment.
+    init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
         process.executableURL = CLI.binary
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.arguments =
             ["serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-level", "info"] + arguments
         process.standardOutput = FileHandle.nullDevice

@@ -25,15 +25,17 @@ public final class ReadinessMonitor: Sendable {
     /// Whether queries are refused now: not ready, and told to refuse. Read per request: a lock and a flag.
     var isRefusing: Bool { configuration.whenNotReady == .refuse && !ready.withLock { $0 } }
 
-    func run(hub: ChangeHub, logger: Logger) async {
+    func run(hub: ChangeHub, logger: Logger, systemd: SystemdNotifier?) async {
         var last = current
         logger.info(last.isReady ? "ready" : "not ready", metadata: ["reason": "\(last.reason)"])
+        systemd?.notify("STATUS=\(last.statusLine)")
         while !Task.isCancelled {
             do { try await Task.sleep(for: Self.tick) } catch { return }
             let now = current
             ready.withLock { $0 = now.isReady }
             defer { last = now }
             guard now.isReady != last.isReady else { continue }
+            systemd?.notify("STATUS=\(now.statusLine)")
             if now.isReady {
                 logger.notice("ready", metadata: ["reason": "\(now.reason)"])
             } else {
@@ -49,8 +51,16 @@ struct ReadinessMonitorService: Service {
     let monitor: ReadinessMonitor
     let hub: ChangeHub
     let logger: Logger
+    let systemd: SystemdNotifier?
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await monitor.run(hub: hub, logger: logger) }
+        await cancelWhenGracefulShutdown { await monitor.run(hub: hub, logger: logger, systemd: systemd) }
+    }
+}
+
+extension Readiness {
+    /// One line for `systemctl status`.
+    var statusLine: String {
+        (isReady ? "ready: " : "not ready: ") + reason.split(separator: "\n").joined(separator: " ")
     }
 }
