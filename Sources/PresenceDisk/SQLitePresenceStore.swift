@@ -8,7 +8,7 @@ import PresenceStore
 /// SQLite in WAL mode with `synchronous=FULL`: a write is one transaction, durable once it returns, so a crash
 /// or kill -9 keeps everything the last completed flush wrote and never a torn record, and readers never wait
 /// for the writer. One row per user (`jid` key, the encoded value, when it was written) in a table without
-/// rowids: about 84 bytes per user on disk. Chosen over LMDB by measurement (see the README): a sixth of the
+/// rowids: about 84 bytes per user on disk. Chosen over LMDB by measurement (Documentation/Benchmarks.md): a sixth of the
 /// file size, format checks built in (application id, user version), and a full disk that fails a transaction
 /// cleanly; LMDB reads and commits faster, neither of which is on the ingest path.
 public final class SQLitePresenceStore: PresenceDiskStore {

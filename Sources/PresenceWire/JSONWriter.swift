@@ -7,7 +7,7 @@
 public struct JSONWriter: ~Copyable {
     /// The text written so far, in memory the writer owns: every value makes room once and then stores its bytes
     /// without the per-byte uniqueness and capacity checks of `Array.append` (those were a third of a 1,000-JID
-    /// batch's JSON time; README, issue 12).
+    /// batch's JSON time; Documentation/Benchmarks.md).
     private var storage: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     public private(set) var count = 0

@@ -6,7 +6,7 @@ import XMPPStream
 /// each session's stanzas in stream order, while the sessions' own threads go on parsing.
 ///
 /// Parsing with libexpat and building the stanza tree is about half of ingest; decoding and storing is the rest
-/// (README, issue 12). Splitting the two keeps two cores busy on one stream. A service has up to
+/// (Documentation/Benchmarks.md). Splitting the two keeps two cores busy on one stream. A service has up to
 /// `maxConnections` feeders, so it shares one pool among them rather than starting a thread per feeder: each
 /// session queues its batches in a lane of its own, a lane is applied by one thread at a time (so its order
 /// holds), and the threads take turns over the lanes with work, one batch each, so a fast feeder cannot starve a

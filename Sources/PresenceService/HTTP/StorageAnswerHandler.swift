@@ -14,7 +14,7 @@ import Darwin
 /// Answers presence queries the storage alone can answer, on the connection's event loop, before Hummingbird's
 /// request handling; every other request passes through to the router untouched (see ``PresenceHTTP1Channel``).
 ///
-/// Measured on this project's machine (README, issue 12): Hummingbird's per-request path (an async task, the
+/// Measured on this project's machine (Documentation/Benchmarks.md): Hummingbird's per-request path (an async task, the
 /// async channel's writer, the router) answers about 24,000 requests per second for a constant `/healthz`, where
 /// nginx serves a static file at about 50,000 on the same two cores. A presence lookup that hits the storage
 /// needs none of that: it is a hash lookup and a few hundred bytes of JSON. This handler sits in Hummingbird's
@@ -51,7 +51,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var pending: (head: HTTPRequestHead, body: ByteBuffer)?
     private var date = HTTPDate()
     /// The connection's JSON text, reused from answer to answer: a batch's answer is hundreds of kilobytes, and
-    /// fresh memory for each one was a tenth of a batch's time in page faults (README, issue 12).
+    /// fresh memory for each one was a tenth of a batch's time in page faults (Documentation/Benchmarks.md).
     private var json = JSONWriter(reservingCapacity: 4096)
     /// The most memory ``json`` keeps between answers.
     private static let retainedJSONCapacity = 1 << 20

@@ -4,7 +4,7 @@ import PresenceModel
 /// building the user's whole presence.
 ///
 /// What the query API writes for each user of a batch: decoding every resource into strings, then aggregating,
-/// then copying the shown one into a result was a third of a 1,000-JID batch's time (README, issue 12).
+/// then copying the shown one into a result was a third of a 1,000-JID batch's time (Documentation/Benchmarks.md).
 ///
 /// The byte buffers point into the storage's memory: they are valid only inside the closure that gets the value.
 public struct ShownPresence {

@@ -14,7 +14,7 @@ extension UserPresenceCoding {
     /// materialising the user as Swift values.
     ///
     /// Ingest applies every update to a stored user; decoding the user into arrays and strings, applying, and
-    /// encoding again cost more than parsing the stanza did (see the README's ingest profile). This copies the
+    /// encoding again cost more than parsing the stanza did (Documentation/Benchmarks.md, ingest). This copies the
     /// untouched entries as bytes and writes only the new one. `EncodedApplyTests` check, over random update
     /// sequences, that the bytes equal encoding the result of `UserPresence.apply`: the aggregation rules stay
     /// defined in `UserPresence`, and this is held to them.

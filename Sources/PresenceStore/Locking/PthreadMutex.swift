@@ -8,7 +8,7 @@ import Darwin
 
 /// A plain `pthread_mutex_t` (no priority inheritance) at a fixed address, the lock under ``Locked``.
 ///
-/// Chosen by measurement on this toolchain (see the README's lock table): `Synchronization.Mutex` uses a
+/// Chosen by measurement on this toolchain (Documentation/Benchmarks.md, storages): `Synchronization.Mutex` uses a
 /// priority-inheritance futex that collapses under contention (swiftlang/swift#88440), while a plain pthread
 /// mutex holds up. Debug builds make it error-checking, so a relock or an unlock from the wrong thread stops
 /// the program instead of deadlocking it; every call's result is checked.

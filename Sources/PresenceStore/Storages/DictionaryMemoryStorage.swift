@@ -7,7 +7,7 @@ import PresenceModel
 ///
 /// Keys are spread over independently locked stripes by hash, so tasks working on different users rarely wait
 /// for each other; each stripe is a ``CompactPresenceTable`` (one allocation per user, about a third of what
-/// `[BareJID: UserPresence]` costs). Stripe count and lock were chosen by measurement (see the README).
+/// `[BareJID: UserPresence]` costs). Stripe count and lock were chosen by measurement (Documentation/Benchmarks.md).
 public final class DictionaryMemoryStorage: MemoryStorage {
     public static let defaultStripeCount = 64
 

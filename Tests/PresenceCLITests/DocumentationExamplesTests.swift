@@ -1,0 +1,109 @@
+import Foundation
+import LoopbackHTTP
+import PresenceTestSupport
+import Testing
+
+/// The examples a new user copies from the README and the getting-started guide run as written: a guide that
+/// lies fails the build.
+@Suite("The README's and the getting-started guide's examples run as written")
+struct DocumentationExamplesTests {
+    static let guides = ["README.md", "Documentation/GettingStarted.md"]
+
+    /// The `presence ...` lines of a document's `sh` blocks, with trailing comments cut.
+    static func commands(in guide: String) throws -> [String] {
+        let text = try String(contentsOf: CLI.repository.appendingPathComponent(guide), encoding: .utf8)
+        var commands: [String] = []
+        var inShell = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") {
+                inShell = line == "```sh"
+                continue
+            }
+            guard inShell, line.hasPrefix("presence ") else { continue }
+            let command = line.range(of: " #").map { line[..<$0.lowerBound] } ?? line
+            commands.append(command.trimmingCharacters(in: .whitespaces))
+        }
+        return commands
+    }
+
+    /// A command line split into arguments as a shell would, for the quoting these documents use.
+    static func arguments(_ command: String) -> [String] {
+        var arguments: [String] = []
+        var current = ""
+        var quote: Character?
+        var inWord = false
+        for character in command {
+            if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "'" || character == "\"" {
+                quote = character
+                inWord = true
+            } else if character == " " {
+                if inWord { arguments.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if inWord { arguments.append(current) }
+        return arguments
+    }
+
+    /// Runs `command` (without its leading `presence`) from the repository, with files it writes put in `directory`.
+    static func run(_ command: String, writingTo directory: URL, serviceURL: String? = nil) throws -> CLIResult {
+        let arguments = Self.arguments(command).dropFirst().map { argument -> String in
+            if argument.hasPrefix("Samples/") { return CLI.repository.appendingPathComponent(argument).path }
+            if argument.hasSuffix(".svg") || argument.hasSuffix(".xml") {
+                return directory.appendingPathComponent((argument as NSString).lastPathComponent).path
+            }
+            if let serviceURL, argument == "http://127.0.0.1:8080" { return serviceURL }
+            return argument
+        }
+        return try CLI.run(Array(arguments), timeout: .seconds(300))
+    }
+
+    @Test(arguments: guides)
+    func everyExampleWithoutAServiceRunsAndSucceeds(guide: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("presence-examples-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let offline = try Self.commands(in: guide).filter {
+            !$0.hasPrefix("presence serve") && !$0.contains("--server")
+        }
+        #expect(offline.count >= 3, "\(guide) has examples to run")
+        for command in offline {
+            let result = try Self.run(command, writingTo: directory)
+            #expect(result.status == 0 && !result.timedOut, "\(guide): \(command)\n\(result.stderr)")
+            #expect(!result.stdout.isEmpty || command.contains(" -o ") || command.contains("--chart"), "\(command)")
+        }
+    }
+
+    @Test func theGettingStartedServiceExamplesAnswerForTheSampleFedToIt() async throws {
+        let server = try RunningServer()
+        defer { _ = server.stop() }
+        let sample = try Data(contentsOf: CLI.repository.appendingPathComponent("Samples/office-morning.xml"))
+        let descriptor = try LoopbackTCP.connect(port: server.feedPort)
+        try sample.withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
+        close(descriptor)
+        let url = "http://127.0.0.1:\(server.httpPort)"
+        let commands = try Self.commands(in: "Documentation/GettingStarted.md").filter {
+            $0.contains("--server") && !$0.hasPrefix("presence watch")
+        }
+        #expect(commands.count >= 2)
+        // The feed is applied in the background: wait until all 198 people are in.
+        #expect(
+            try await eventually {
+                let stats = try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/v1/stats")
+                let json = try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any]
+                return json?["entries"] as? Int == 198
+            })
+        let directory = FileManager.default.temporaryDirectory
+        for command in commands {
+            let result = try await onAThreadOfItsOwn { try Self.run(command, writingTo: directory, serviceURL: url) }
+            #expect(result.status == 0, "\(command)\n\(result.stderr)")
+            #expect(!result.stdout.contains("unknown"), "the sample's people are known: \(command)\n\(result.stdout)")
+        }
+    }
+}
