@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let package = Package(
@@ -21,6 +21,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: ["YAML"]),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", "5.4.0" ..< "7.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0" ..< "5.0.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -115,7 +118,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            // The HTTP API's OpenAPI document, served at /openapi.yaml from the binary itself.
+            resources: [.embedInCode("OpenAPI/openapi.yaml")]),
         // The command-line tool: replay, compare, query, generate, serve, stats.
         .executableTarget(
             name: "presence",
@@ -125,6 +130,9 @@ let package = Package(
                 "PresenceDisk",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Test fixtures, and the MemoryStorage contract as one function a storage's tests call (as
@@ -171,7 +179,7 @@ let package = Package(
             dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
             resources: [
                 .copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py"),
-                .copy("Resources/people_page_failover_browser.py"),
+                .copy("Resources/people_page_failover_browser.py"), .copy("Resources/openapi_validate.py"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -61,11 +61,14 @@ enum CLI {
     /// its own while the pipe is still open). A run still going after `timeout` is killed and marked timed out.
     static func run(
         _ arguments: [String], stdinChunks: [Data]? = nil, delay: TimeInterval = 0, closeInput: Bool = true,
-        timeout: Duration = .seconds(120)
+        timeout: Duration = .seconds(120), environment: [String: String] = [:]
     ) throws -> CLIResult {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

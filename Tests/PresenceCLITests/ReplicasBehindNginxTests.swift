@@ -5,7 +5,7 @@ import PresenceTestSupport
 import Testing
 
 /// Three replicas on one watcher account behind Debian's nginx running the shipped sample configuration, against
-/// a real Prosody: what a deployment that must not lose its screens depends on.
+/// a real Prosody and a real ejabberd: what a deployment that must not lose its screens depends on.
 @Suite("Replicas behind nginx", .serialized)
 struct ReplicasBehindNginxTests {
     static let members = (1 ... 5).map { "m\($0)" }
@@ -30,8 +30,11 @@ struct ReplicasBehindNginxTests {
 
     static func everyone(at n: Int) -> [String: Int] { Dictionary(uniqueKeysWithValues: jids.map { ($0, n) }) }
 
-    @Test func answersThroughNginxAreExactAndAReplicaKilledUnderLoadCostsNoRequestAndNoStreamAGap() async throws {
-        let server = try await XMPPServerKind.prosody.start(
+    @Test(arguments: XMPPServerKind.allCases)
+    func answersThroughNginxAreExactAndAReplicaKilledUnderLoadCostsNoRequestAndNoStreamAGap(
+        on kind: XMPPServerKind
+    ) async throws {
+        let server = try await kind.start(
             accounts: Dictionary(uniqueKeysWithValues: [("watcher", ServeReplicaTests.password)] + Self.members.map { ($0, "pw") }),
             groups: ["Staff": ["watcher"] + Self.members])
         defer { server.stop() }

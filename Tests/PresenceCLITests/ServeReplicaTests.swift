@@ -24,6 +24,14 @@ struct ServeReplicaTests {
         ]
     }
 
+    /// A replica whose XMPP server is not there: it never logs in, so it is never ready.
+    static func replicaArgumentsToNowhere(in directory: URL) throws -> [String] {
+        [
+            "--xmpp-jid", "watcher@example.test", "--xmpp-password-file", try passwordFile(in: directory),
+            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(freeLoopbackPort()), "--xmpp-reconnect-max", "1",
+        ]
+    }
+
     static func get(_ path: String, port: Int, headers: [String: String] = [:]) throws -> (status: Int, json: [String: Any]?) {
         let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path, headers: headers)
         return (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any])
@@ -39,14 +47,10 @@ struct ServeReplicaTests {
 
     @Test func aReplicaIsReadyOnlyOnceItsPictureIsLiveAndRefusesQueriesUntilThenWhenToldTo() async throws {
         // A server that is not there: the replica never logs in.
-        let nowhere = freeLoopbackPort()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("presence-ready-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let arguments = [
-            "--xmpp-jid", "watcher@example.test", "--xmpp-password-file", try Self.passwordFile(in: directory),
-            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(nowhere), "--xmpp-reconnect-max", "1",
-        ]
+        let arguments = try Self.replicaArgumentsToNowhere(in: directory)
         let refusing = try RunningServer(arguments + ["--when-not-ready", "refuse"])
         defer { _ = refusing.stop() }
         let ready = try Self.get("/readyz", port: refusing.httpPort)

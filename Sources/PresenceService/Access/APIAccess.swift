@@ -112,7 +112,8 @@ public struct APIAccess: Sendable, CustomStringConvertible, CustomReflectable {
 
     /// Paths answered without a token.
     private func isOpen(_ path: Substring) -> Bool {
-        path == "/healthz" || path == "/readyz" || (metricsOpen && path == "/metrics") || PeoplePage.isPageFile(path)
+        path == "/healthz" || path == "/readyz" || path == "/openapi.yaml" || (metricsOpen && path == "/metrics")
+            || PeoplePage.isPageFile(path)
     }
 
     /// The name of the token `candidate` is, comparing it with every token in constant time.

@@ -74,6 +74,11 @@ enum QueryRoutes {
                             probes: lookup.prober == nil ? nil : lookup.statistics, ready: readiness.current.isReady)))
             )
         }
+        router.get("/openapi.yaml") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
+        }
         router.get("/healthz") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],

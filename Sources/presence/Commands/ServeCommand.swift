@@ -60,6 +60,19 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var replicaOptions: ReplicaOptions
 
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp(
+            "A YAML or JSON file of settings keyed by flag name (also PRESENCE_CONFIG).",
+            discussion: "Flags override PRESENCE_* environment variables (PRESENCE_XMPP_JID for --xmpp-jid), which override the file."
+        ))
+    var configFile: String?
+
+    @Flag(
+        name: .customLong("print-config"),
+        help: "Print the settings in force, each with where it comes from, and exit.")
+    var printConfig = false
+
     @OptionGroup var streamOptions: StreamOptions
 
     @Option(
