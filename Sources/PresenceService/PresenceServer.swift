@@ -47,13 +47,12 @@ public struct PresenceServer: Sendable {
     }
 
     /// HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.
-    private func httpServer(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?) throws -> HTTPServerBuilder {
-        let plain = HTTPServerBuilder.presenceHTTP1(
-            lookup: lookup, live: live, refusing: { [readiness] in readiness.isRefusing }, access: configuration.access,
-            limits: configuration.http,
-            secure: configuration.tls != nil, serverName: "presence")
-        guard let tls = configuration.tls else { return plain }
-        return try .tls(plain, tlsConfiguration: tls)
+    private func httpServer(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, secrets: ServiceSecrets)
+        -> HTTPServerBuilder
+    {
+        HTTPServerBuilder.presenceHTTP1(
+            lookup: lookup, live: live, refusing: { [readiness] in readiness.isRefusing }, secrets: secrets,
+            limits: configuration.http, serverName: "presence")
     }
 
     /// The ports actually bound (useful when the configuration asks for port 0).
@@ -72,11 +71,13 @@ public struct PresenceServer: Sendable {
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
         let (lookup, source) = (lookup, xmppSource)
         let systemd = SystemdNotifier()
+        let secrets = try ServiceSecrets(
+            access: configuration.access, feedSecret: configuration.feedSecret, tls: configuration.tls)
         let application = Application(
             router: QueryRoutes.router(
                 lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes,
-                readiness: readiness, access: configuration.access, maxBatchJIDs: configuration.http.maxBatchJIDs),
-            server: try httpServer(lookup: lookup, live: { source?.isLive }),
+                readiness: readiness, secrets: secrets, maxBatchJIDs: configuration.http.maxBatchJIDs),
+            server: httpServer(lookup: lookup, live: { source?.isLive }, secrets: secrets),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence",
                 // Over the limit, Hummingbird stops accepting until a connection closes: new clients wait in the
@@ -85,7 +86,7 @@ public struct PresenceServer: Sendable {
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },
             logger: logger)
         let feed = FeedServer(
-            configuration: configuration, storage: storage, statistics: statistics, logger: logger,
+            configuration: configuration, storage: storage, statistics: statistics, logger: logger, secrets: secrets,
             onBound: { feedContinuation.yield($0) })
         let pressure = PressureMonitor(
             sources: pressureSources, storage: storage, statistics: statistics,
@@ -99,6 +100,8 @@ public struct PresenceServer: Sendable {
             .init(service: ChangeHubService(hub: changes)),
             .init(service: ReadinessMonitorService(monitor: readiness, hub: changes, logger: logger, systemd: systemd)),
         ]
+        services.append(
+            .init(service: SecretReloadService(secrets: secrets, reloading: configuration.secretReloading, logger: logger)))
         if let systemd {
             // Last in shutdown order is first told: systemd hears STOPPING=1 as soon as the shutdown begins.
             services.append(.init(service: SystemdStoppingService(systemd: systemd)))

@@ -35,6 +35,8 @@ public struct ServiceConfiguration: Sendable {
     public var feedSecret: FeedSecret?
     /// TLS for both listeners (the query API and the feed port); plain TCP when nil.
     public var tls: TLSConfiguration?
+    /// How SIGHUP reads the token file, the feed secret and the TLS certificate and key again.
+    public var secretReloading = SecretReloading()
     /// When the service counts as ready (`GET /readyz`) and what queries get while it is not.
     public var readiness: ReadinessConfiguration
 

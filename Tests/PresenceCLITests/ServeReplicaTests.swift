@@ -135,9 +135,11 @@ struct ServeReplicaTests {
         try ServeCommandTests.send(
             "<presence from='bob@example.test/ghost'><status>Gone long ago</status></presence>",
             toPort: replica.feedPort)
+        // Applied, then corrected by the next resync (every 2 s): one already done by the time this looks counts.
         #expect(
-            try await eventually {
+            try await eventually(timeout: .seconds(20)) {
                 try Self.answer("bob@example.test", port: replica.httpPort)?["status"] as? String == "Gone long ago"
+                    || Self.source(port: replica.httpPort)?["resyncCorrected"] as? Int ?? 0 >= 1
             })
         #expect(
             try await eventually(timeout: .seconds(20)) {

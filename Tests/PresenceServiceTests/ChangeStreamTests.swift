@@ -178,7 +178,7 @@ struct ChangeStreamTests {
             var waits: [Int] = []
             for _ in 0 ..< 12 {
                 let head = try await offPool { () throws -> String in
-                    let descriptor = try LoopbackTCP.connect(port: ports.http)
+                    let descriptor = try LoopbackTCP.connect(port: ports.http, receiveTimeout: .seconds(60))
                     defer { close(descriptor) }
                     let request = Array("GET /v1/presence/events?jid=a@example.com HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
                     try request.withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }

@@ -11,12 +11,13 @@ import PresenceWire
 struct BearerTokenMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
 
-    let access: APIAccess
+    /// Read per request: SIGHUP may replace the tokens.
+    let secrets: ServiceSecrets
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let decision = access.decide(
+        let decision = secrets.access.decide(
             path: Substring(request.uri.path), authorization: request.headers[values: .authorization].map { $0[...] },
             cookies: request.headers[values: .cookie].map { $0[...] })
         switch decision {

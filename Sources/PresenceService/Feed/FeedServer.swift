@@ -28,12 +28,15 @@ public struct FeedServer: Service, CustomStringConvertible {
     let statistics: ServiceStatistics
     let logger: Logger
     let onBound: @Sendable (Int) async -> Void
+    /// The feed secret and TLS context, read for each new feeder; nil: the configuration's, never replaced.
+    let secrets: ServiceSecrets?
 
     public init(
         configuration: ServiceConfiguration, storage: any MemoryStorage, statistics: ServiceStatistics,
-        logger: Logger, onBound: @escaping @Sendable (Int) async -> Void = { _ in }
+        logger: Logger, secrets: ServiceSecrets? = nil, onBound: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.configuration = configuration
+        self.secrets = secrets
         self.storage = storage
         self.statistics = statistics
         self.logger = logger
@@ -50,13 +53,16 @@ public struct FeedServer: Service, CustomStringConvertible {
         let idle = TimeAmount.nanoseconds(
             Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
                 + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
-        let tls = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
+        let secrets = try self.secrets
+            ?? ServiceSecrets(access: .open, feedSecret: configuration.feedSecret, tls: configuration.tls)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .bind(host: configuration.feedHost, port: configuration.feedPort) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+                    if let tls = secrets.tlsContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    }
                     try channel.pipeline.syncOperations.addHandlers(
                         IdleStateHandler(readTimeout: idle), CloseOnIdleHandler())
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
@@ -83,7 +89,7 @@ public struct FeedServer: Service, CustomStringConvertible {
                         }
                         group.addTask {
                             defer { active.withLock { $0 -= 1 } }
-                            await self.serve(connection, applyingOn: pool)
+                            await self.serve(connection, applyingOn: pool, feedSecret: secrets.feedSecret)
                         }
                     }
                 }
@@ -106,7 +112,10 @@ public struct FeedServer: Service, CustomStringConvertible {
         try? await connection.channel.close()
     }
 
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, applyingOn pool: ApplyPool) async {
+    /// - Parameter feedSecret: the secret this feeder must prove, as it is when the feeder connects.
+    private func serve(
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, applyingOn pool: ApplyPool, feedSecret: FeedSecret?
+    ) async {
         let peer = connection.channel.remoteAddress?.description ?? "unknown"
         var logger = self.logger
         logger[metadataKey: "feeder"] = "\(peer)"
@@ -118,7 +127,7 @@ public struct FeedServer: Service, CustomStringConvertible {
         let session = IngestSession(
             storage: storage, configuration: configuration.stream, decoder: configuration.decoder,
             applyingOn: pool, onBatchApplied: { [statistics] in statistics.record($0) })
-        let handshake = configuration.feedSecret.map { ComponentHandshake(secret: $0.bytes) }
+        let handshake = feedSecret.map { ComponentHandshake(secret: $0.bytes) }
         if let handshake {
             session.onEvent = { handshake.handle($0) }
             session.admits = { handshake.admits($0) }

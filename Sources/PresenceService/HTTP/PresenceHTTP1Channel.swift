@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import NIOSSL
 import PresenceStore
 
 /// Hummingbird's HTTP/1.1 child channel with ``StorageAnswerHandler`` in it, right after HTTP decoding.
@@ -22,10 +23,10 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
     let lookup: PresenceLookup
     let live: @Sendable () -> Bool?
     let refusing: @Sendable () -> Bool
-    let access: APIAccess
+    let secrets: ServiceSecrets
     let limits: HTTPLimits
     /// Inside TLS: requests are `https`.
-    let secure: Bool
+    var secure: Bool { secrets.usesTLS }
     let serverName: String
 
     /// Hummingbird's default limits (`HTTP1Channel.Configuration.DecoderConfiguration`).
@@ -39,13 +40,17 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            // TLS with the certificate in force when the connection is accepted: SIGHUP may renew it for the next.
+            if let tls = secrets.tlsContext {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+            }
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: PresenceHTTP1Channel.decoderLimits)
             try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
             try channel.pipeline.syncOperations.addHandler(
                 StorageAnswerHandler(
-                    lookup: lookup, live: live, refusing: refusing, access: access, maxBatchJIDs: limits.maxBatchJIDs,
+                    lookup: lookup, live: live, refusing: refusing, secrets: secrets, maxBatchJIDs: limits.maxBatchJIDs,
                     serverName: serverName))
             try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
@@ -63,15 +68,14 @@ extension HTTPServerBuilder {
     /// HTTP/1.1 with storage hits answered on the event loop (``PresenceHTTP1Channel``).
     static func presenceHTTP1(
         lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?,
-        refusing: @escaping @Sendable () -> Bool = { false }, access: APIAccess, limits: HTTPLimits,
-        secure: Bool, serverName: String
+        refusing: @escaping @Sendable () -> Bool = { false }, secrets: ServiceSecrets, limits: HTTPLimits,
+        serverName: String
     )
         -> HTTPServerBuilder
     {
         HTTPServerBuilder { responder in
             PresenceHTTP1Channel(
-                responder: responder, lookup: lookup, live: live, refusing: refusing, access: access, limits: limits,
-                secure: secure,
+                responder: responder, lookup: lookup, live: live, refusing: refusing, secrets: secrets, limits: limits,
                 serverName: serverName)
         }
     }

@@ -11,13 +11,13 @@ import PresenceWire
 enum QueryRoutes {
     static func router(
         lookup: PresenceLookup, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?,
-        hub: ChangeHub, readiness: ReadinessMonitor, access: APIAccess = .open,
+        hub: ChangeHub, readiness: ReadinessMonitor, secrets: ServiceSecrets,
         maxBatchJIDs: Int = HTTPLimits.defaultMaxBatchJIDs
     ) -> Router<ServiceRequestContext> {
         let storage = lookup.storage
         let router = Router(context: ServiceRequestContext.self)
         // Before every route: a route added before it would answer without a token.
-        if access.requiresToken { router.add(middleware: BearerTokenMiddleware(access: access)) }
+        if secrets.access.requiresToken { router.add(middleware: BearerTokenMiddleware(secrets: secrets)) }
         if readiness.configuration.whenNotReady == .refuse { router.add(middleware: NotReadyMiddleware(monitor: readiness)) }
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
         EventRoutes.add(to: router, hub: hub, source: source)

@@ -40,7 +40,8 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private let live: @Sendable () -> Bool?
     /// Whether the replica refuses queries now (not ready): ``NotReadyMiddleware`` answers them.
     private let refusing: @Sendable () -> Bool
-    private let access: APIAccess
+    /// The API's tokens, read per request: SIGHUP may replace them.
+    private let secrets: ServiceSecrets
     private let maxBatchJIDs: Int
     private let serverName: String
     /// Requests handed to the router whose response has not ended yet.
@@ -59,12 +60,12 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// - Parameter live: whether the XMPP source is live (nil without a source), as the router's answers say.
     init(
         lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, refusing: @escaping @Sendable () -> Bool,
-        access: APIAccess, maxBatchJIDs: Int, serverName: String
+        secrets: ServiceSecrets, maxBatchJIDs: Int, serverName: String
     ) {
         self.lookup = lookup
         self.live = live
         self.refusing = refusing
-        self.access = access
+        self.secrets = secrets
         self.maxBatchJIDs = maxBatchJIDs
         self.serverName = serverName
     }
@@ -129,6 +130,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         guard request.method == .GET, let query = PresenceQueryTarget(request.uri), !query.jids.isEmpty,
             query.jids.count <= maxBatchJIDs, !refusing()
         else { return nil }
+        let access = secrets.access
         if access.requiresToken {
             let decision = access.authenticate(
                 authorization: request.headers["authorization"], cookies: request.headers["cookie"])

@@ -109,13 +109,14 @@ struct ServeCommand: AsyncParsableCommand {
         }
         defer { kernel?.stop() }
         accessOptions.warnAboutSharedFiles(logger)
-        let configuration = ServiceConfiguration(
+        var configuration = ServiceConfiguration(
             feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
             maxConnections: maxConnections, applyThreads: feedApplyThreads,
             idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder,
             lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration, http: httpOptions.limits,
             access: try accessOptions.access(), tls: try accessOptions.tls(), feedSecret: try accessOptions.feedSecret(),
             readiness: replicaOptions.readiness)
+        configuration.secretReloading = accessOptions.reloading
         let metrics = ServiceMetrics()
         let memory = storage.memoryKind?.make(
             storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))

@@ -70,6 +70,10 @@ struct AccessOptions: ParsableArguments {
     /// The API's tokens, read from their file; open without one.
     func access() throws -> APIAccess {
         guard let apiTokenFile else { return .open }
+        return try Self.access(tokenFile: apiTokenFile, metricsOpen: metricsOpen)
+    }
+
+    static func access(tokenFile apiTokenFile: String, metricsOpen: Bool) throws -> APIAccess {
         let file = SecretFile(path: apiTokenFile, option: "--api-token-file")
         do {
             return try APIAccess(tokenFile: try file.contents(), metricsOpen: metricsOpen)
@@ -81,17 +85,41 @@ struct AccessOptions: ParsableArguments {
     /// The feed's shared secret, the first line of its file.
     func feedSecret() throws -> FeedSecret? {
         guard let feedSecretFile else { return nil }
-        return FeedSecret(Array(try SecretFile(path: feedSecretFile, option: "--feed-secret-file").firstLine().utf8))
+        return try Self.feedSecret(file: feedSecretFile)
+    }
+
+    static func feedSecret(file feedSecretFile: String) throws -> FeedSecret {
+        FeedSecret(Array(try SecretFile(path: feedSecretFile, option: "--feed-secret-file").firstLine().utf8))
     }
 
     /// TLS for the listeners, from the certificate and key files.
     func tls() throws -> TLSConfiguration? {
         guard let tlsCertificate, let tlsKey else { return nil }
+        return try Self.tls(certificate: tlsCertificate, key: tlsKey)
+    }
+
+    static func tls(certificate tlsCertificate: String, key tlsKey: String) throws -> TLSConfiguration {
         do {
             return try ServiceConfiguration.serverTLS(certificateFile: tlsCertificate, privateKeyFile: tlsKey)
         } catch {
             throw ValidationError("--tls-cert \(tlsCertificate) and --tls-key \(tlsKey) cannot be used: \(error)")
         }
+    }
+
+    /// How SIGHUP reads each secret file again: with the same checks, and the same errors, as at start.
+    var reloading: SecretReloading {
+        var reloading = SecretReloading()
+        if let file = apiTokenFile {
+            let metricsOpen = self.metricsOpen
+            reloading.access = { @Sendable () throws -> APIAccess in try Self.access(tokenFile: file, metricsOpen: metricsOpen) }
+        }
+        if let file = feedSecretFile {
+            reloading.feedSecret = { @Sendable () throws -> FeedSecret in try Self.feedSecret(file: file) }
+        }
+        if let certificate = tlsCertificate, let key = tlsKey {
+            reloading.tls = { @Sendable () throws -> TLSConfiguration in try Self.tls(certificate: certificate, key: key) }
+        }
+        return reloading
     }
 
     /// Warns about secret files others can read.

@@ -1,0 +1,54 @@
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// SIGHUP reads the token file, the feed secret and the TLS certificate and key again. Each that reads and checks
+/// as valid replaces the old one for new requests and connections; each that does not is refused with a log line
+/// saying why, and the old one stays in force. Open connections are never dropped.
+struct SecretReloadService: Service {
+    let secrets: ServiceSecrets
+    let reloading: SecretReloading
+    let logger: Logger
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in signals { reload() }
+        }
+    }
+
+    /// Reads every secret again; returns how many were refused.
+    @discardableResult
+    func reload() -> Int {
+        var refused = 0
+        func attempt(_ what: String, _ body: () throws -> String) {
+            do {
+                let detail = try body()
+                logger.notice("reloaded \(what)", metadata: ["detail": "\(detail)"])
+            } catch {
+                refused += 1
+                logger.error("refused the new \(what); the old one stays in force", metadata: ["reason": "\(error)"])
+            }
+        }
+        if let access = reloading.access {
+            attempt("API tokens") {
+                let new = try access()
+                try secrets.replace(access: new)
+                return "\(new.tokenCount) tokens"
+            }
+        }
+        if let feedSecret = reloading.feedSecret {
+            attempt("feed secret") {
+                secrets.replace(feedSecret: try feedSecret())
+                return "new feeders prove the new secret"
+            }
+        }
+        if let tls = reloading.tls {
+            attempt("TLS certificate and key") {
+                try secrets.replace(tls: try tls())
+                return "new connections get the new certificate"
+            }
+        }
+        return refused
+    }
+}
