@@ -102,13 +102,13 @@ public struct PresenceServer: Sendable {
         ]
         services.append(
             .init(service: SecretReloadService(secrets: secrets, reloading: configuration.secretReloading, logger: logger)))
-        if let systemd {
-            // Last in shutdown order is first told: systemd hears STOPPING=1 as soon as the shutdown begins.
-            services.append(.init(service: SystemdStoppingService(systemd: systemd)))
-        }
         if let xmppSource {
-            // Before pressure in shutdown order: the source stops first, then the rest as before.
+            // Shut down first of those above: the source stops, then the others in reverse order.
             services.append(.init(service: XMPPSourceService(source: xmppSource)))
+        }
+        if let systemd {
+            // Last in the list is first in shutdown: systemd hears STOPPING=1 as soon as the shutdown begins.
+            services.append(.init(service: SystemdStoppingService(systemd: systemd)))
         }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services,
@@ -138,7 +138,8 @@ public struct PresenceServer: Sendable {
                         "xmpp": "\(xmppSource.map { "\($0.configuration.account) at \($0.status.server)" } ?? "none")",
                     ])
                 systemd?.notify(
-                    "READY=1\nSTATUS=serving: feed \(configuration.feedHost):\(feedPort), http \(configuration.httpHost):\(httpPort)")
+                    "READY=1\nSTATUS=\(readiness.current.statusLine) (feed \(configuration.feedHost):\(feedPort), http "
+                        + "\(configuration.httpHost):\(httpPort))")
                 await onStarted(BoundPorts(feed: feedPort, http: httpPort), group)
             }
             try await tasks.waitForAll()

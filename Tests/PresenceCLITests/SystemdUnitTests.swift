@@ -86,7 +86,8 @@ struct SystemdUnitTests {
             if message.contains("READY=1") { break }
         }
         let ready = try #require(messages.first { $0.contains("READY=1") }, "\(messages)")
-        #expect(ready.contains("STATUS=serving: feed 127.0.0.1:\(server.feedPort), http 127.0.0.1:\(server.httpPort)"))
+        #expect(ready.contains("STATUS=ready: "), "readiness, as /readyz says it: \(ready)")
+        #expect(ready.contains("(feed 127.0.0.1:\(server.feedPort), http 127.0.0.1:\(server.httpPort))"))
         // Once READY=1 has come, the ports answer.
         #expect(try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/healthz").status == 200)
 

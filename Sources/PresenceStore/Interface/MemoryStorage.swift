@@ -1,9 +1,9 @@
 import PresenceModel
 
-/// Where per-user presence lives: a thread-safe map from bare JID to ``UserPresence``, with the knowledge of
+/// Where per-user presence lives: a thread-safe map from bare JID to `UserPresence`, with the knowledge of
 /// what it lost.
 ///
-/// All storages hold the same values (``UserPresence`` aggregates, never reinterpreted) and differ only in
+/// All storages hold the same values (`UserPresence` aggregates, never reinterpreted) and differ only in
 /// what they keep: ``DictionaryMemoryStorage`` keeps everything, ``NSCacheMemoryStorage`` and
 /// ``LRUMemoryStorage`` evict. Every operation is safe to call from any thread or task.
 public protocol MemoryStorage: AnyObject, Sendable {

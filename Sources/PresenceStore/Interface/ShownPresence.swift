@@ -1,6 +1,6 @@
 import PresenceModel
 
-/// The resource a user's answer shows (``UserPresence/status``), read where the storage keeps it, without
+/// The resource a user's answer shows (`UserPresence.status`), read where the storage keeps it, without
 /// building the user's whole presence.
 ///
 /// What the query API writes for each user of a batch: decoding every resource into strings, then aggregating,

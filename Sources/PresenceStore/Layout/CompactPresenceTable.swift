@@ -8,7 +8,7 @@ import Musl
 import Darwin
 #endif
 
-/// A hash table from bare JID to ``UserPresence`` that keeps each user in one allocation: the JID's bytes and
+/// A hash table from bare JID to `UserPresence` that keeps each user in one allocation: the JID's bytes and
 /// the compactly encoded value side by side (``UserPresenceCoding``), after an optional header that belongs to
 /// the table's owner (the LRU keeps its recency links there).
 ///

@@ -1,6 +1,6 @@
 import PresenceModel
 
-/// A compact byte encoding of ``UserPresence``, for storages that keep millions of users.
+/// A compact byte encoding of `UserPresence`, for storages that keep millions of users.
 ///
 /// A `UserPresence` as Swift values costs about 350 bytes per user in a `Dictionary` (strings, arrays and their
 /// allocations); encoded next to its key in one allocation it costs about a third of that. Layout, unaligned and
@@ -104,7 +104,7 @@ enum UserPresenceCoding {
             sequence: sequence)
     }
 
-    /// Calls `body` with the resource ``UserPresence/status`` would show for the value at `source`, read in place:
+    /// Calls `body` with the resource `UserPresence.status` would show for the value at `source`, read in place:
     /// the available entry of highest priority, the newest among equals (as ``ResourcePresence`` orders them:
     /// time, then sequence), else the last unavailable one; nil when there is neither.
     static func withShown<R>(_ source: UnsafeRawPointer, _ body: (ShownPresence?) -> R) -> R {

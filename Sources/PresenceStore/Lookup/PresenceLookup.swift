@@ -45,7 +45,11 @@ public final class PresenceLookup: Sendable {
         var statistics = ProbeStatistics()
     }
 
-    /// - Parameter onProbeAnswered: told how long each answered probe batch took (for a metrics histogram).
+    /// - Parameters:
+    ///   - storage: the storage answers come from first.
+    ///   - prober: the presence server asked for users the storage does not have; nil when there is none.
+    ///   - configuration: the default policy, and how many probes may be asked and waited for.
+    ///   - onProbeAnswered: told how long each answered probe batch took (for a metrics histogram).
     public init(
         storage: any MemoryStorage, prober: (any PresenceProber)? = nil, configuration: Configuration = .init(),
         onProbeAnswered: (@Sendable (Duration) -> Void)? = nil
@@ -124,7 +128,7 @@ public final class PresenceLookup: Sendable {
 
     /// Calls `body` with each user's storage answer, in the order asked, when the storage alone answers them all
     /// under `policy` (``defaultPolicy`` when nil); returns false, having stopped at the first user who needs the
-    /// server, when one does (then ``lookup(_:policy:)`` answers the batch). Each answer is what `lookup` would
+    /// server, when one does (then ``lookup(_:policy:)-([BareJID],_)`` answers the batch). Each answer is what `lookup` would
     /// give without probing: origin `storage` for a stored user, `none` otherwise, no probe failure.
     ///
     /// What the query API answers on the connection's event loop, without a task and without building the users'

@@ -6,7 +6,7 @@ import PresenceModel
 /// `noeviction` and memcached with `-M`: losing a status silently is worse than using the memory.
 ///
 /// Keys are spread over independently locked stripes by hash, so tasks working on different users rarely wait
-/// for each other; each stripe is a ``CompactPresenceTable`` (one allocation per user, about a third of what
+/// for each other; each stripe is a `CompactPresenceTable` (one allocation per user, about a third of what
 /// `[BareJID: UserPresence]` costs). Stripe count and lock were chosen by measurement (Documentation/Benchmarks.md).
 public final class DictionaryMemoryStorage: MemoryStorage {
     public static let defaultStripeCount = 64

@@ -11,7 +11,7 @@ import Darwin
 /// A transparent evicting cache: least recently used first, with exact limits and a reason for every eviction.
 ///
 /// The kind of cache Nuke, YYMemoryCache and Kingfisher built because NSCache is not LRU. Get, set and update
-/// are O(1): users live in a ``CompactPresenceTable`` whose records carry the recency links, expiry deadline and
+/// are O(1): users live in a `CompactPresenceTable` whose records carry the recency links, expiry deadline and
 /// cost in their header, so no object is allocated per node. Limits are exact after every operation: at most
 /// `countLimit` users and `costLimit` estimated bytes. An optional time to live expires a user that long after
 /// it was last written. A memory warning trims the cache to `warningRetainFraction` of its users, a critical
@@ -32,6 +32,10 @@ public final class LRUMemoryStorage: PinningStorage {
     private let changes = ChangePublisher()
 
     /// - Parameters:
+    ///   - countLimit: the most users kept; nil for no limit.
+    ///   - costLimit: the most estimated bytes kept; nil for no limit.
+    ///   - timeToLive: how long after their last update a user expires; nil for never.
+    ///   - warningRetainFraction: the share of users kept when a memory warning arrives.
     ///   - now: a monotonic clock in milliseconds, for tests; the default is the system's monotonic clock.
     public init(
         countLimit: Int? = nil, costLimit: Int? = nil, timeToLive: Duration? = nil,

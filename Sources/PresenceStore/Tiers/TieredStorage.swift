@@ -63,6 +63,8 @@ public final class TieredStorage: PinningStorage {
     /// - Parameters:
     ///   - memory: the memory tier, nil for disk only. It should be empty: the tier fills it from the disk when
     ///     it keeps everyone.
+    ///   - disk: the store on disk the tier writes behind to and reads from.
+    ///   - configuration: how often and how soon it flushes.
     ///   - name: the name in reports; `KIND+disk` or `disk` when nil.
     ///   - onFlush: told about every flush that wrote something or failed (logs, metrics).
     /// - Throws: what the disk store throws while the tier restores from it.

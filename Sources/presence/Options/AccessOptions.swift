@@ -6,7 +6,7 @@ import PresenceService
 /// Who may use the service: API tokens, the feed's shared secret, TLS for both listeners, and what `--allow-remote`
 /// requires of them.
 ///
-/// On loopback everything is open by default, as before. A listener on any other address must authenticate and
+/// On loopback everything is open by default. A listener on any other address must authenticate and
 /// encrypt: the query API needs `--api-token-file`, the feed port `--feed-secret-file`, and both TLS
 /// (`--tls-cert` and `--tls-key`) unless `--insecure-http` says plain TCP is meant. A missing piece is a usage
 /// error (exit 64) that names it.
