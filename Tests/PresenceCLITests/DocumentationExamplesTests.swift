@@ -80,6 +80,23 @@ struct DocumentationExamplesTests {
         }
     }
 
+    @Test func theQuickStartComparisonPrintsWhatTheREADMEShows() throws {
+        let readme = try String(contentsOf: CLI.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let command = try #require(
+            readme.split(separator: "\n").first { $0.hasPrefix("swift run presence compare ") },
+            "the quick start's first command")
+        let result = try Self.run(
+            String(command.dropFirst("swift run ".count)), writingTo: FileManager.default.temporaryDirectory)
+        #expect(result.status == 0, "\(result.stderr)")
+        // The output block after the commands: every line shown (but the elision) is printed as shown.
+        let quickStart = try #require(readme.range(of: "## Quick start"))
+        let blocks = readme[quickStart.upperBound...].components(separatedBy: "```")
+        let shown = blocks[3].split(separator: "\n").map(String.init).filter { !$0.isEmpty && $0 != "..." }
+        #expect(shown.count >= 8)
+        let printed = Set(result.stdout.split(separator: "\n").map(String.init))
+        for line in shown { #expect(printed.contains(line), "README shows: \(line)") }
+    }
+
     @Test func theGettingStartedServiceExamplesAnswerForTheSampleFedToIt() async throws {
         let server = try RunningServer()
         defer { _ = server.stop() }
