@@ -71,7 +71,19 @@ struct ReplicasBehindNginxTests {
         try await Task.sleep(for: .seconds(1))
         try await setEveryone(to: 2)
         try await Task.sleep(for: .milliseconds(500))
-        let killed = replicas[0]
+        // The replica killed is one that serves a stream (nginx spreads the streams as it likes), so that a stream
+        // must come back through the balancer.
+        let serving = load.instancesSoFar
+        var killedIndex = 0
+        for (index, replica) in replicas.enumerated() {
+            let instance = try ServeReplicaTests.get("/readyz", port: replica.httpPort).json?["instance"] as? String
+            if let instance, serving.contains(instance) {
+                killedIndex = index
+                break
+            }
+        }
+        #expect(!serving.isEmpty, "the streams are open")
+        let killed = replicas[killedIndex]
         let killedPort = killed.httpPort
         killed.crash()
         try await setEveryone(to: 3)
@@ -92,8 +104,8 @@ struct ReplicasBehindNginxTests {
 
         // The killed replica comes back on its port: not ready until its snapshot is complete, then in the
         // balancer again with the latest statuses.
-        let back = try replica(1, httpPort: killedPort)
-        replicas[0] = back
+        let back = try replica(killedIndex + 1, httpPort: killedPort)
+        replicas[killedIndex] = back
         #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: back.httpPort).status == 200 })
         let log = back.log
         let notReady = try #require(log.range(of: "not ready"))
@@ -195,6 +207,9 @@ final class BalancerLoad: Sendable {
     }
 
     var latestByStream: [[String: Int]] { latest.map { $0.withLock { $0 } } }
+
+    /// The replicas (event-id instances) that have served a stream so far.
+    var instancesSoFar: Set<String> { instances.withLock { $0 } }
 
     func stop() -> Outcome {
         stopped.withLock { $0 = true }
