@@ -25,6 +25,9 @@ public final class ServerSentEventReader {
     private var chunked: Bool
     /// Bytes left in the current chunk; nil when a chunk-size line comes next.
     private var chunkRemaining: Int?
+    /// Bytes of a `Content-Length` body not yet moved to `body`; nil for a chunked body or one that ends when the
+    /// connection closes. An error answer on a kept-alive connection ends here, not at an idle timeout.
+    private var lengthRemaining: Int?
     private var ended = false
 
     /// Connects and sends `GET path` with `Accept: text/event-stream` (and `Last-Event-ID` when given, and any
@@ -57,6 +60,7 @@ public final class ServerSentEventReader {
         self.headers = headers
         self.raw = raw
         chunked = headers["transfer-encoding"]?.lowercased() == "chunked"
+        lengthRemaining = chunked ? nil : headers["content-length"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         rawIndex = headerEnd! + 4
     }
 
@@ -121,9 +125,15 @@ public final class ServerSentEventReader {
     private func fill() throws -> Bool {
         guard !ended else { return false }
         while true {
+            if lengthRemaining == 0 {
+                ended = true
+                return false
+            }
             if rawIndex < raw.count {
                 if !chunked {
-                    body.append(contentsOf: raw[rawIndex...])
+                    let take = min(raw.count - rawIndex, lengthRemaining ?? .max)
+                    body.append(contentsOf: raw[rawIndex ..< rawIndex + take])
+                    lengthRemaining = lengthRemaining.map { $0 - take }
                     raw.removeAll(keepingCapacity: true)
                     rawIndex = 0
                     return true

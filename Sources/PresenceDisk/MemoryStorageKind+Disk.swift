@@ -11,7 +11,7 @@ extension MemoryStorageKind {
             name: name + "+disk", summary: "\(name) with a disk tier under it", evicts: false, limits: limits,
             hasDiskTier: true
         ) { storageConfiguration in
-            Self.scratchTier(memory: memoryKind.make(storageConfiguration), configuration: configuration)
+            try Self.scratchTier(memory: memoryKind.make(storageConfiguration), configuration: configuration)
         }
     }
 
@@ -21,7 +21,7 @@ extension MemoryStorageKind {
             name: "disk", summary: "no memory tier: every read goes to the disk", evicts: false, limits: [],
             hasDiskTier: true
         ) { _ in
-            scratchTier(memory: nil, configuration: configuration)
+            try scratchTier(memory: nil, configuration: configuration)
         }
     }
 
@@ -37,16 +37,13 @@ extension MemoryStorageKind {
         MemoryStorageRegistry.kind(named: name) ?? diskKinds(configuration).first { $0.name == name }
     }
 
+    /// A tier in a new directory under the temporary directory (`TMPDIR`), removed when the tier closes. A full or
+    /// unwritable temporary directory is an error naming the file, as for a lasting tier.
     private static func scratchTier(memory: (any MemoryStorage)?, configuration: TieredStorage.Configuration)
-        -> TieredStorage
+        throws -> TieredStorage
     {
         let directory = NSTemporaryDirectory() + "presence-tier-\(UUID().uuidString)"
-        do {
-            let store = try SQLitePresenceStore(directory: directory, removesDirectoryOnClose: true)
-            return try TieredStorage(memory: memory, disk: store, configuration: configuration)
-        } catch {
-            // A new, empty file in the temporary directory: only a broken machine gets here.
-            fatalError("cannot create a scratch disk tier in \(directory): \(error)")
-        }
+        let store = try SQLitePresenceStore(directory: directory, removesDirectoryOnClose: true)
+        return try TieredStorage(memory: memory, disk: store, configuration: configuration)
     }
 }

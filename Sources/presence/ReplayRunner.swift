@@ -64,7 +64,7 @@ struct ReplayRunner {
         showsProgress: Bool
     ) throws -> ReplayOutcome {
         ProcessMemory.resetPeakResident()
-        let storage = kind.make(configuration)
+        let storage = try kind.make(configuration)
         let (sources, unavailable, kernel) = options.pressure.makeSources(memoryBudget: memoryBudget)
         defer { kernel?.stop() }
         let replay = PresenceReplay(

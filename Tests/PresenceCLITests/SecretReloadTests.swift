@@ -72,6 +72,35 @@ struct SecretReloadTests {
         #expect(!server.log.contains(Self.second) && !server.log.contains(Self.first), "tokens never reach the log")
     }
 
+    @Test func aNewFeedSecretIsWhatNewFeedersMustProveAndAnEmptyFileLeavesItInForce() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secretFile = directory.appendingPathComponent("feed.secret")
+        let (old, new) = ("feed-secret-before-0451", "feed-secret-after-9316")
+        try Self.write(old + "\n", to: secretFile)
+        let server = try RunningServer(["--feed-secret-file", secretFile.path])
+        defer { _ = server.stop() }
+        func feeds(proving secret: String) throws -> Bool {
+            let fed = try ServeAccessTests.python(
+                ServeAccessTests.componentFeeder, ["127.0.0.1", String(server.feedPort), secret, "-"])
+            return fed.status == 0 && fed.output.contains("fed")
+        }
+        #expect(try feeds(proving: old))
+        #expect(try !feeds(proving: new))
+
+        try Self.write(new + "\n", to: secretFile)
+        Self.hangUp(server)
+        #expect(try await eventually { server.log.contains("reloaded feed secret") })
+        #expect(try feeds(proving: new), "a new feeder proves the new secret")
+        #expect(try !feeds(proving: old), "the old secret no longer opens the feed port")
+
+        try Self.write("", to: secretFile)
+        Self.hangUp(server)
+        #expect(try await eventually { server.log.contains("refused the new feed secret") })
+        #expect(try feeds(proving: new), "the secret in force stays after a bad new file")
+        #expect(!server.log.contains(old) && !server.log.contains(new), "secrets never reach the log")
+    }
+
     @Test func aRenewedCertificateIsServedToNewConnectionsAndABrokenOneIsRefused() async throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }

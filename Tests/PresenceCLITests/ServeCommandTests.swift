@@ -136,6 +136,18 @@ struct ServeCommandTests {
         #expect(server.stop() == 0)
     }
 
+    @Test func watchEndsWithTheServicesReasonWhenTheServiceRefusesTheStream() throws {
+        let server = try RunningServer(["--events-max-jids", "1"])
+        defer { _ = server.stop() }
+        // The refusal comes on a connection the service keeps open: watch reads the answer's length, not to a close.
+        let watch = try CLI.run(
+            ["watch", "--server", "http://127.0.0.1:\(server.httpPort)", "alice@example.com", "bob@example.com"],
+            timeout: .seconds(30))
+        #expect(!watch.timedOut, "watch ended instead of waiting: \(watch.stderr)")
+        #expect(watch.status != 0)
+        #expect(watch.stderr.contains("the service answered 4"), "\(watch.stderr)")
+    }
+
     @Test func aServedStreamIsQueryableFromTheCLIAndSIGTERMExitsCleanly() throws {
         let server = try RunningServer()
         let api = "http://127.0.0.1:\(server.httpPort)"

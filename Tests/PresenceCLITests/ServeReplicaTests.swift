@@ -57,6 +57,7 @@ struct ServeReplicaTests {
         #expect(ready.status == 503)
         #expect(ready.json?["ready"] as? Bool == false)
         #expect((ready.json?["reason"] as? String)?.contains("not logged in to the XMPP server") == true)
+        #expect((ready.json?["reason"] as? String)?.contains("cannot connect to 127.0.0.1") == true, "the detail, with the API open")
         #expect((ready.json?["instance"] as? String)?.count == 16)
         let refused = try Self.get("/v1/presence/alice@example.test", port: refusing.httpPort)
         #expect(refused.status == 503)
@@ -65,6 +66,14 @@ struct ServeReplicaTests {
         #expect(batch.status == 503)
         let events = try Self.get("/v1/presence/events?jid=alice@example.test", port: refusing.httpPort)
         #expect(events.status == 503, "a change stream goes to a ready replica")
+        // `presence watch` waits for the replica to become ready instead of giving up on it.
+        let watch = try await CLI.run(
+            ["watch", "--server", "http://127.0.0.1:\(refusing.httpPort)", "--reconnect-delay", "0.2", "alice@example.test"],
+            timeout: .seconds(4))
+        #expect(watch.timedOut, "watch was still waiting: \(watch.stderr)")
+        #expect(
+            watch.stderr.components(separatedBy: "not ready (503)").count > 2,
+            "watch asked again after each short delay: \(watch.stderr)")
         // The balancer's last resort, when no replica is ready: an answer that says it is not live.
         let stale = try Self.get(
             "/v1/presence/alice@example.test", port: refusing.httpPort, headers: ["X-Presence-Accept-Stale": "1"])
@@ -80,6 +89,19 @@ struct ServeReplicaTests {
         #expect(try Self.get("/readyz", port: answering.httpPort).status == 503)
         let answered = try Self.answer("alice@example.test", port: answering.httpPort)
         #expect(answered?["live"] as? Bool == false)
+
+        // With tokens, /readyz is still open to the balancer, but says nothing of where the XMPP server is.
+        let tokens = directory.appendingPathComponent("tokens")
+        try "readiness-test-token-0123456789\n".write(to: tokens, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tokens.path)
+        let guarded = try RunningServer(arguments + ["--api-token-file", tokens.path])
+        defer { _ = guarded.stop() }
+        let guardedReady = try Self.get("/readyz", port: guarded.httpPort)
+        #expect(guardedReady.status == 503)
+        let reason = try #require(guardedReady.json?["reason"] as? String)
+        #expect(reason.contains("not logged in to the XMPP server"))
+        #expect(!reason.contains("127.0.0.1") && !reason.contains("cannot connect"), "\(reason)")
+        #expect(guarded.log.contains("cannot connect to 127.0.0.1"), "the detail stays in the log")
 
         // Without an XMPP source there is nothing to be behind: ready from the start.
         let feedOnly = try RunningServer()

@@ -30,16 +30,16 @@ func tier(
 @Suite("Every disk-tier kind keeps the MemoryStorage contract")
 struct DiskTierContractTests {
     @Test(arguments: MemoryStorageKind.diskKinds())
-    func keepsTheMemoryStorageContract(kind: MemoryStorageKind) async {
-        await checkMemoryStorageContract(kind)
+    func keepsTheMemoryStorageContract(kind: MemoryStorageKind) async throws {
+        try await checkMemoryStorageContract(kind)
     }
 
-    @Test func kindsAreNamedByTheirTiersAndFoundByName() {
+    @Test func kindsAreNamedByTheirTiersAndFoundByName() throws {
         #expect(MemoryStorageKind.diskKinds().map(\.name) == ["dictionary+disk", "nscache+disk", "lru+disk", "disk"])
         #expect(MemoryStorageKind.named("lru+disk")?.name == "lru+disk")
         #expect(MemoryStorageKind.named("lru")?.name == "lru")
         #expect(MemoryStorageKind.named("lru+ssd") == nil)
-        #expect(MemoryStorageKind.named("disk")?.make().name == "disk")
+        #expect(try MemoryStorageKind.named("disk")?.make().name == "disk")
     }
 }
 

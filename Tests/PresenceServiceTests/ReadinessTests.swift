@@ -17,7 +17,9 @@ struct ReadinessTests {
     @Test func aReplicaIsReadyOnlyOnceTheSnapshotIsCompleteAndSaysWhatItWaitsFor() {
         let before = Readiness.of(status { $0.lastError = "cannot connect to 127.0.0.1:5222" }, grace: grace, now: now)
         #expect(!before.isReady)
-        #expect(before.reason.contains("not logged in") && before.reason.contains("cannot connect"))
+        #expect(before.reason.contains("not logged in") && !before.reason.contains("127.0.0.1"))
+        #expect(before.detail == "cannot connect to 127.0.0.1:5222")
+        #expect(before.explanation == "not logged in to the XMPP server (cannot connect to 127.0.0.1:5222)")
 
         let snapshotting = Readiness.of(
             status {

@@ -5,16 +5,16 @@ import Testing
 @Suite("Every registered storage keeps the MemoryStorage contract")
 struct StorageContractTests {
     @Test(arguments: MemoryStorageRegistry.kinds)
-    func keepsTheMemoryStorageContract(kind: MemoryStorageKind) async {
-        await checkMemoryStorageContract(kind)
+    func keepsTheMemoryStorageContract(kind: MemoryStorageKind) async throws {
+        try await checkMemoryStorageContract(kind)
     }
 
-    @Test func everyKindHasAUniqueNameAndMakesStoragesOfThatName() {
+    @Test func everyKindHasAUniqueNameAndMakesStoragesOfThatName() throws {
         let names = MemoryStorageRegistry.kinds.map(\.name)
         #expect(Set(names).count == names.count)
         for kind in MemoryStorageRegistry.kinds {
             #expect(MemoryStorageRegistry.kind(named: kind.name) == kind)
-            #expect(kind.make().name == kind.name)
+            #expect(try kind.make().name == kind.name)
         }
         #expect(MemoryStorageRegistry.reference == .dictionary, "the non-evicting reference the verdict compares with")
     }

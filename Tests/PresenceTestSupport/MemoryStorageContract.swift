@@ -4,22 +4,22 @@ import Testing
 /// The `MemoryStorage` contract as one call, like swift-collections' `checkCollection`: a storage's tests call
 /// ``checkMemoryStorageContract(_:)`` with its kind and get every check below. Each check builds fresh storages
 /// from the kind, so checks never see each other's users.
-package func checkMemoryStorageContract(_ kind: MemoryStorageKind) async {
+package func checkMemoryStorageContract(_ kind: MemoryStorageKind) async throws {
     let contract = MemoryStorageContract(kind: kind)
-    contract.setGetRemoveAndCount()
-    contract.updateSeesNilForAbsentUsersAndNilRemoves()
-    contract.valuesRoundTripExactly()
-    contract.applyAggregatesLikeUserPresence()
-    contract.onlyVisibleChangesArePublished()
-    contract.removalsArePublishedWithTheirCause()
-    contract.theObserverMayCallBackIntoTheStorage()
-    contract.withoutAnObserverNothingIsPublished()
-    contract.pressureIsAccounted()
+    try contract.setGetRemoveAndCount()
+    try contract.updateSeesNilForAbsentUsersAndNilRemoves()
+    try contract.valuesRoundTripExactly()
+    try contract.applyAggregatesLikeUserPresence()
+    try contract.onlyVisibleChangesArePublished()
+    try contract.removalsArePublishedWithTheirCause()
+    try contract.theObserverMayCallBackIntoTheStorage()
+    try contract.withoutAnObserverNothingIsPublished()
+    try contract.pressureIsAccounted()
     if kind.evicts && kind.limits.contains(.countLimit) {
-        contract.evictionsAreLossesAndStoringAgainIsARefill()
+        try contract.evictionsAreLossesAndStoringAgainIsARefill()
     }
-    await contract.concurrentUpdatesOfTheSameAndDifferentUsersLoseNothing()
-    await contract.concurrentChangesArePublishedInTheOrderTheyHappened()
+    try await contract.concurrentUpdatesOfTheSameAndDifferentUsersLoseNothing()
+    try await contract.concurrentChangesArePublishedInTheOrderTheyHappened()
 }
 
 private struct MemoryStorageContract {
@@ -27,8 +27,8 @@ private struct MemoryStorageContract {
 
     var label: Comment { "storage \(kind.name)" }
 
-    func setGetRemoveAndCount() {
-        let storage = kind.make()
+    func setGetRemoveAndCount() throws {
+        let storage = try kind.make()
         let alice = jid("alice@example.com")
         let bob = jid("bob@example.com")
         #expect(storage.name == kind.name, label)
@@ -51,8 +51,8 @@ private struct MemoryStorageContract {
         #expect(storage.statistics.lost == 0, label)
     }
 
-    func updateSeesNilForAbsentUsersAndNilRemoves() {
-        let storage = kind.make()
+    func updateSeesNilForAbsentUsersAndNilRemoves() throws {
+        let storage = try kind.make()
         let alice = jid("alice@example.com")
         let sawNil = storage.update(alice) { value -> Bool in
             defer { value = user(available("alice@example.com/desk")) }
@@ -65,8 +65,8 @@ private struct MemoryStorageContract {
         #expect(storage.count == 0, label)
     }
 
-    func valuesRoundTripExactly() {
-        let storage = kind.make()
+    func valuesRoundTripExactly() throws {
+        let storage = try kind.make()
         var value = UserPresence()
         value.apply(
             available(
@@ -86,16 +86,16 @@ private struct MemoryStorageContract {
         #expect(storage.get(key) == value, label)
     }
 
-    func applyAggregatesLikeUserPresence() {
-        let storage = kind.make()
+    func applyAggregatesLikeUserPresence() throws {
+        let storage = try kind.make()
         storage.apply(available("alice@example.com/desk", priority: 10), receivedAt: time(1))
         storage.apply(available("alice@example.com/phone", priority: 0, show: .away), receivedAt: time(2))
         storage.apply(unavailable("alice@example.com/desk"), receivedAt: time(3))
         #expect(storage.get(jid("alice@example.com"))?.status?.presence.resource == "phone", label)
     }
 
-    func onlyVisibleChangesArePublished() {
-        let storage = kind.make()
+    func onlyVisibleChangesArePublished() throws {
+        let storage = try kind.make()
         let changes = Recorder<StorageChange>()
         storage.setChangeObserver { changes.append($0) }
         let alice = jid("alice@example.com")
@@ -122,8 +122,8 @@ private struct MemoryStorageContract {
         #expect(changes.all.isEmpty, "storing the same value again changes nothing on screen: \(kind.name)")
     }
 
-    func removalsArePublishedWithTheirCause() {
-        let storage = kind.make()
+    func removalsArePublishedWithTheirCause() throws {
+        let storage = try kind.make()
         let changes = Recorder<StorageChange>()
         storage.setChangeObserver { changes.append($0) }
         for name in ["a", "b", "c"] { storage.apply(available("\(name)@example.com/desk"), receivedAt: time(1)) }
@@ -142,8 +142,8 @@ private struct MemoryStorageContract {
                     }), label)
     }
 
-    func theObserverMayCallBackIntoTheStorage() {
-        let storage = kind.make()
+    func theObserverMayCallBackIntoTheStorage() throws {
+        let storage = try kind.make()
         let seen = Recorder<StoredPresence>()
         storage.setChangeObserver { change in
             seen.append(storage.lookup(change.key))  // would deadlock if called under the storage's lock
@@ -159,8 +159,8 @@ private struct MemoryStorageContract {
         storage.setChangeObserver(nil)
     }
 
-    func withoutAnObserverNothingIsPublished() {
-        let storage = kind.make()
+    func withoutAnObserverNothingIsPublished() throws {
+        let storage = try kind.make()
         let changes = Recorder<StorageChange>()
         storage.setChangeObserver { changes.append($0) }
         storage.apply(available("a@example.com/desk"), receivedAt: time(1))
@@ -170,8 +170,8 @@ private struct MemoryStorageContract {
         #expect(changes.all.count == 1, label)
     }
 
-    func pressureIsAccounted() {
-        let storage = kind.make()
+    func pressureIsAccounted() throws {
+        let storage = try kind.make()
         let changes = Recorder<StorageChange>()
         for index in 0 ..< 10 { storage.apply(available("u\(index)@example.com/desk"), receivedAt: time(1)) }
         storage.setChangeObserver { changes.append($0) }
@@ -186,8 +186,8 @@ private struct MemoryStorageContract {
         if !kind.evicts { #expect(response.evicted == 0, "a non-evicting storage drops nothing: \(kind.name)") }
     }
 
-    func evictionsAreLossesAndStoringAgainIsARefill() {
-        let storage = kind.make(StorageConfiguration(countLimit: 2))
+    func evictionsAreLossesAndStoringAgainIsARefill() throws {
+        let storage = try kind.make(StorageConfiguration(countLimit: 2))
         let changes = Recorder<StorageChange>()
         storage.setChangeObserver { changes.append($0) }
         for name in ["a", "b", "c"] { storage.apply(available("\(name)@example.com/desk"), receivedAt: time(1)) }
@@ -223,8 +223,8 @@ private struct MemoryStorageContract {
         }
     }
 
-    func concurrentUpdatesOfTheSameAndDifferentUsersLoseNothing() async {
-        let storage = kind.make()
+    func concurrentUpdatesOfTheSameAndDifferentUsersLoseNothing() async throws {
+        let storage = try kind.make()
         let tasks = 8
         let steps = 300
         let shared = (0 ..< 5).map { "shared\($0)@example.com" }
@@ -263,8 +263,8 @@ private struct MemoryStorageContract {
 
     /// Changes to one user from many tasks arrive as an unbroken chain (each change starts where the previous
     /// one ended) that ends at what the storage holds: a screen that applies them never shows an old status last.
-    func concurrentChangesArePublishedInTheOrderTheyHappened() async {
-        let storage = kind.make()
+    func concurrentChangesArePublishedInTheOrderTheyHappened() async throws {
+        let storage = try kind.make()
         let changes = Recorder<StorageChange>()
         storage.setChangeObserver { changes.append($0) }
         let shows: [PresenceShow?] = [nil, .away, .dnd, .xa, .chat]

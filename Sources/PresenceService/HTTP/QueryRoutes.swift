@@ -88,8 +88,11 @@ enum QueryRoutes {
         // 503 with the reason otherwise. `/healthz` stays the liveness check: the process answers.
         router.get("/readyz") { _, _ -> Response in
             let now = readiness.current
+            // Open to anyone even when the API needs a token: then the reason names no host and quotes no error
+            // (the source's last error is in /v1/stats and the log).
+            let reason = secrets.access.requiresToken ? now.reason : now.explanation
             return json(
-                ReadinessReport(ready: now.isReady, reason: now.reason, instance: hub.instance),
+                ReadinessReport(ready: now.isReady, reason: reason, instance: hub.instance),
                 status: now.isReady ? .ok : .serviceUnavailable)
         }
         return router

@@ -138,7 +138,10 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         var policy: LookupPolicy?
         if let raw = query.policy {
-            guard let chosen = LookupPolicy(rawValue: raw) else { return nil }
+            // A policy that probes on a service with nothing to probe: the router refuses it.
+            guard let chosen = LookupPolicy(rawValue: raw), chosen == .cacheOnly || lookup.prober != nil else {
+                return nil
+            }
             policy = chosen
         }
         if json.reservedCapacity > StorageAnswerHandler.retainedJSONCapacity {

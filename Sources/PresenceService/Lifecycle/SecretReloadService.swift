@@ -17,16 +17,13 @@ struct SecretReloadService: Service {
         }
     }
 
-    /// Reads every secret again; returns how many were refused.
-    @discardableResult
-    func reload() -> Int {
-        var refused = 0
+    /// Reads every secret again.
+    func reload() {
         func attempt(_ what: String, _ body: () throws -> String) {
             do {
                 let detail = try body()
                 logger.notice("reloaded \(what)", metadata: ["detail": "\(detail)"])
             } catch {
-                refused += 1
                 logger.error("refused the new \(what); the old one stays in force", metadata: ["reason": "\(error)"])
             }
         }
@@ -49,6 +46,5 @@ struct SecretReloadService: Service {
                 return "new connections get the new certificate"
             }
         }
-        return refused
     }
 }

@@ -22,7 +22,7 @@ struct NotReadyMiddleware: RouterMiddleware {
         if readiness.isReady { return try await next(request, context) }
         var response = QueryRoutes.json(
             ErrorDocument(
-                ErrorReport(condition: "not-ready", message: "this replica is not ready: \(readiness.reason)")),
+                ErrorReport(condition: "not-ready", message: "this replica is not ready: \(readiness.explanation)")),
             status: .serviceUnavailable)
         response.headers[.retryAfter] = "1"
         return response

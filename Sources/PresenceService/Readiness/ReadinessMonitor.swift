@@ -27,7 +27,7 @@ public final class ReadinessMonitor: Sendable {
 
     func run(hub: ChangeHub, logger: Logger, systemd: SystemdNotifier?) async {
         var last = current
-        logger.info(last.isReady ? "ready" : "not ready", metadata: ["reason": "\(last.reason)"])
+        logger.info(last.isReady ? "ready" : "not ready", metadata: ["reason": "\(last.explanation)"])
         systemd?.notify("STATUS=\(last.statusLine)")
         while !Task.isCancelled {
             do { try await Task.sleep(for: Self.tick) } catch { return }
@@ -37,9 +37,9 @@ public final class ReadinessMonitor: Sendable {
             guard now.isReady != last.isReady else { continue }
             systemd?.notify("STATUS=\(now.statusLine)")
             if now.isReady {
-                logger.notice("ready", metadata: ["reason": "\(now.reason)"])
+                logger.notice("ready", metadata: ["reason": "\(now.explanation)"])
             } else {
-                logger.warning("not ready", metadata: ["reason": "\(now.reason)"])
+                logger.warning("not ready", metadata: ["reason": "\(now.explanation)"])
                 if configuration.whenNotReady == .refuse { hub.closeAll() }
             }
         }
@@ -61,6 +61,6 @@ struct ReadinessMonitorService: Service {
 extension Readiness {
     /// One line for `systemctl status`.
     var statusLine: String {
-        (isReady ? "ready: " : "not ready: ") + reason.split(separator: "\n").joined(separator: " ")
+        (isReady ? "ready: " : "not ready: ") + explanation.split(separator: "\n").joined(separator: " ")
     }
 }

@@ -13,11 +13,11 @@ public struct MemoryStorageKind: Sendable, Hashable, CustomStringConvertible {
     /// Whether the storage keeps users outside memory (a ``TieredStorage``): it is audited against a separate
     /// truth even though it never loses a user, because reading back from disk is what the audit checks.
     public let hasDiskTier: Bool
-    private let factory: @Sendable (StorageConfiguration) -> any MemoryStorage
+    private let factory: @Sendable (StorageConfiguration) throws -> any MemoryStorage
 
     public init(
         name: String, summary: String, evicts: Bool, limits: Set<StorageLimit>, hasDiskTier: Bool = false,
-        make factory: @escaping @Sendable (StorageConfiguration) -> any MemoryStorage
+        make factory: @escaping @Sendable (StorageConfiguration) throws -> any MemoryStorage
     ) {
         self.name = name
         self.summary = summary
@@ -27,9 +27,11 @@ public struct MemoryStorageKind: Sendable, Hashable, CustomStringConvertible {
         self.factory = factory
     }
 
-    /// A new, empty storage of this kind with the limits it has out of `configuration`.
-    public func make(_ configuration: StorageConfiguration = StorageConfiguration()) -> any MemoryStorage {
-        factory(configuration)
+    /// A new, empty storage of this kind with the limits it has out of `configuration`. Throws when the storage
+    /// needs a resource it cannot get (a disk tier's scratch file on a full or unwritable disk); memory-only kinds
+    /// never throw.
+    public func make(_ configuration: StorageConfiguration = StorageConfiguration()) throws -> any MemoryStorage {
+        try factory(configuration)
     }
 
     /// The limits set in `configuration` that this kind does not have, for reports to name.

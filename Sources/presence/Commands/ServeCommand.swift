@@ -118,7 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
             readiness: replicaOptions.readiness)
         configuration.secretReloading = accessOptions.reloading
         let metrics = ServiceMetrics()
-        let memory = storage.memoryKind?.make(
+        let memory = try storage.memoryKind?.make(
             storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
         let tier = try diskOptions.dataDirectory.map { directory in
             try DiskTierOpening.open(
@@ -126,7 +126,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // A final flush however the service ends: everything applied before SIGTERM is on disk.
         defer { tier?.close() }
-        let store: any MemoryStorage = tier ?? memory ?? storage.kind.make()
+        let store: any MemoryStorage = try tier ?? memory ?? storage.kind.make()
         var source: XMPPPresenceSource?
         if let client = try xmppOptions.configuration() {
             if xmppOptions.passwordFileIsShared() {

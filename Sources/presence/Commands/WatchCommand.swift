@@ -12,7 +12,8 @@ struct WatchCommand: ParsableCommand {
         abstract: "Print each change of the given JIDs' status as it happens (GET /v1/presence/events).",
         discussion: """
             Starts with every JID's current status, then one line (or one JSON object) per change. Reconnects \
-            after a dropped connection, resuming where it left off. Ctrl-C ends it with exit code 0.
+            after a dropped connection, resuming where it left off, and while the service answers 503 (a replica \
+            that is not ready yet). Any other refusal ends it with its reason. Ctrl-C ends it with exit code 0.
             """)
 
     @Option(
@@ -64,7 +65,12 @@ struct WatchCommand: ParsableCommand {
                         throw ValidationFailure("the service needs a valid bearer token (--token-file)")
                     }
                     let body = String(decoding: try reader.remainingBody(), as: UTF8.self)
-                    throw ValidationFailure("the service answered \(reader.status): \(body)")
+                    // A replica that is not ready yet (or a balancer with none ready) will be: wait, as for a
+                    // dropped stream. Anything else the service refuses stays refused.
+                    guard reader.status == 503 else {
+                        throw ValidationFailure("the service answered \(reader.status): \(body)")
+                    }
+                    throw NotReady(body: body)
                 }
                 if connectedOnce { note("reconnected to \(server.host):\(server.port)") }
                 connectedOnce = true
@@ -95,6 +101,12 @@ struct WatchCommand: ParsableCommand {
             print(WatchText.line(result, at: Date()))
         }
         fflush(nil)
+    }
+
+    /// A 503 answer: the service (or every replica behind the balancer) is not ready to stream.
+    private struct NotReady: Error, CustomStringConvertible {
+        let body: String
+        var description: String { "the service is not ready (503): \(body)" }
     }
 
     private func note(_ text: String) {
