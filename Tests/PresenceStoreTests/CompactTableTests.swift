@@ -54,6 +54,37 @@ struct CompactTableTests {
         #expect(seen == Set(model.keys))
     }
 
+    @Test func roomReservedBeforeAndAfterFillingKeepsEveryUserFindableAndTheTableNoBigger() {
+        let keys = (0 ..< 5_000).map { jid("user\($0)@example.com") }
+        let values = keys.enumerated().map { user(available("\($1.rawValue)/desk", status: "n=\($0)")) }
+        func filled(reservingFirst: Int?) -> CompactPresenceTable {
+            let table = CompactPresenceTable()
+            if let reservingFirst { table.reserveCapacity(reservingFirst) }
+            for (index, key) in keys.enumerated() {
+                var raw = key.rawValue
+                raw.withUTF8 { utf8 in
+                    let bytes = UnsafeRawBufferPointer(utf8)
+                    table.insert(bytes, hash: CompactPresenceTable.hash(bytes), value: values[index])
+                }
+            }
+            return table
+        }
+        let grown = filled(reservingFirst: nil)
+        let reserved = filled(reservingFirst: keys.count)
+        #expect(reserved.estimatedBytes == grown.estimatedBytes, "reserving for what comes sizes the table as growing would")
+        reserved.reserveCapacity(keys.count * 3)  // a table already holding users moves them
+        reserved.reserveCapacity(10)  // never shrinks
+        for (index, key) in keys.enumerated() {
+            var raw = key.rawValue
+            let stored = raw.withUTF8 { utf8 -> UserPresence? in
+                let bytes = UnsafeRawBufferPointer(utf8)
+                return reserved.find(bytes, hash: CompactPresenceTable.hash(bytes)).map { reserved.value(of: $0) }
+            }
+            #expect(stored == values[index])
+        }
+        #expect(reserved.count == keys.count)
+    }
+
     @Test func aCompactUserCostsFarLessThanADictionaryEntry() {
         let table = CompactPresenceTable()
         let value = user(

@@ -274,9 +274,18 @@ final class CompactPresenceTable {
         slots[hole] = 0
     }
 
-    private func grow() {
+    /// Makes room for `users` records without growing on the way (a restore knows how many come).
+    func reserveCapacity(_ users: Int) {
+        var size = slots.count
+        while users * 4 > size * 3 { size *= 2 }
+        if size > slots.count { rehash(size: size) }
+    }
+
+    private func grow() { rehash(size: slots.count * 2) }
+
+    private func rehash(size: Int) {
         let old = slots
-        slots = [UInt64](repeating: 0, count: old.count * 2)
+        slots = [UInt64](repeating: 0, count: size)
         mask = slots.count - 1
         for slot in old where slot != 0 {
             let pointer = CompactPresenceTable.address(slot)

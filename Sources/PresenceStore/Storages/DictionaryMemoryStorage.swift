@@ -58,6 +58,14 @@ public final class DictionaryMemoryStorage: MemoryStorage {
         }
     }
 
+    /// Makes room for `users` users in all, so that filling the storage with that many (a disk tier's restore)
+    /// never stops to grow a table and move its entries.
+    public func reserveCapacity(_ users: Int) {
+        // Keys spread evenly over the stripes by hash; an eighth more covers the spread of a million over 64.
+        let perStripe = (users + users / 8) / stripes.count + 1
+        for stripe in stripes { stripe.withLock { $0.reserveCapacity(perStripe) } }
+    }
+
     public func set(_ value: UserPresence, for key: BareJID) {
         let replaced = withStripe(key) { table, bytes, hash in
             guard let record = table.find(bytes, hash: hash) else {

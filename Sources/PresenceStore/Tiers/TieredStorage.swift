@@ -84,6 +84,7 @@ public final class TieredStorage: PinningStorage {
         // them again, each eviction a loss its ledger remembers (measured: 1.7 s more for a million users and an
         // LRU of 100,000). It fills from disk as users are read.
         let filled = memoryKeepsEveryone ? memory : nil
+        (filled as? DictionaryMemoryStorage)?.reserveCapacity(disk.userCount)
         try disk.forEach { key, value in
             filled?.set(value, for: key)
             let hash = key.hashValue
