@@ -297,6 +297,7 @@ struct ProbeRefillAgainstServersTests {
             storage: organisation.storage, prober: organisation.source, configuration: .init(probeTimeout: .seconds(30)))
         let cached = await lookup.lookup(ann, policy: .cacheOnly)
         #expect(cached.origin == .storage && cached.isPartial, "an answer from memory says it may be incomplete")
+        #expect(lookup.storedAnswer(ann).isPartial, "and so does a change stream's event")
         let refilled = await lookup.lookup(ann)
         #expect(refilled.origin == .probe, "the default policy refills a partial entry")
         #expect(!refilled.isPartial)

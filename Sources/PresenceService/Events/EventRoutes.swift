@@ -16,7 +16,9 @@ import PresenceWire
 /// between one and two times ``EventStreamConfiguration/retry``, so the clients of a replica that dies do not all
 /// come back in the same millisecond.
 enum EventRoutes {
-    static func add(to router: Router<ServiceRequestContext>, hub: ChangeHub, source: XMPPPresenceSource?) {
+    static func add(
+        to router: Router<ServiceRequestContext>, hub: ChangeHub, lookup: PresenceLookup, source: XMPPPresenceSource?
+    ) {
         router.get("/v1/presence/events") { request, context -> Response in
             let texts = request.uri.queryParameters.getAll("jid")
             guard texts.count <= hub.configuration.maxJIDsPerStream else {
@@ -58,7 +60,7 @@ enum EventRoutes {
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
                     defer { hub.unsubscribe(subscription) }
-                    var stream = EventWriter(storage: hub.storage, source: source)
+                    var stream = EventWriter(lookup: lookup, source: source)
                     let base = max(1, Int(hub.configuration.retry / .milliseconds(1)))
                     stream.retry(milliseconds: base + Int.random(in: 0 ... base))
                     func flush() async throws {
@@ -93,12 +95,12 @@ enum EventRoutes {
 
 /// Formats Server-Sent Events into one buffer per write.
 struct EventWriter {
-    let storage: any MemoryStorage
+    let lookup: PresenceLookup
     let source: XMPPPresenceSource?
     private var buffer = ByteBuffer()
 
-    init(storage: any MemoryStorage, source: XMPPPresenceSource?) {
-        self.storage = storage
+    init(lookup: PresenceLookup, source: XMPPPresenceSource?) {
+        self.lookup = lookup
         self.source = source
     }
 
@@ -112,13 +114,10 @@ struct EventWriter {
         return buffer
     }
 
-    /// One `presence` event: the user's answer as it is now.
+    /// One `presence` event: the user's answer as it is now, as a `cache-only` query gives it (the tier, partial,
+    /// restored).
     mutating func event(_ key: BareJID, id: String) {
-        var result = PresenceQueryResult(jid: key, stored: storage.lookup(key), live: source?.isLive)
-        if let restored = (storage as? TieredStorage)?.restoredAsOf(key), result.state != .unknown {
-            result.asOf = restored.description
-            result.live = false
-        }
+        let result = PresenceQueryResult(lookup.storedAnswer(key), live: source?.isLive)
         buffer.writeString("id: \(id)\nevent: presence\ndata: ")
         buffer.writeBytes(result.jsonBytes())
         buffer.writeString("\n\n")

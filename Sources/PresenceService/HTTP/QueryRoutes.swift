@@ -20,7 +20,7 @@ enum QueryRoutes {
         if secrets.access.requiresToken { router.add(middleware: BearerTokenMiddleware(secrets: secrets)) }
         if readiness.configuration.whenNotReady == .refuse { router.add(middleware: NotReadyMiddleware(monitor: readiness)) }
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
-        EventRoutes.add(to: router, hub: hub, source: source)
+        EventRoutes.add(to: router, hub: hub, lookup: lookup, source: source)
         PeoplePage.add(to: router)
         router.get("/v1/presence/:jid/badge.svg") { request, context -> Response in
             let raw = try context.parameters.require("jid")

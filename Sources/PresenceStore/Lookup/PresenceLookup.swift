@@ -163,6 +163,11 @@ public final class PresenceLookup: Sendable {
         return true
     }
 
+    /// What the storage's tiers answer for `jid` now, without asking the server: the tier it came from, and
+    /// whether the entry is partial or restored. What a change stream sends for each change, so that an event
+    /// says as much as a `cache-only` query would.
+    public func storedAnswer(_ jid: BareJID) -> LookupAnswer { storageAnswer(jid) }
+
     /// The storage's answer for `jid`: the tier it came from, and whether the entry is partial or restored.
     private func storageAnswer(_ jid: BareJID, probeFailure: ProbeFailure? = nil) -> LookupAnswer {
         var answer: LookupAnswer
