@@ -101,7 +101,8 @@ public struct PresenceServer: Sendable {
             .init(service: ReadinessMonitorService(monitor: readiness, hub: changes, logger: logger, systemd: systemd)),
         ]
         services.append(
-            .init(service: SecretReloadService(secrets: secrets, reloading: configuration.secretReloading, logger: logger)))
+            .init(service: SecretReloadService(
+                secrets: secrets, reloading: configuration.secretReloading, metrics: metrics, logger: logger)))
         if let xmppSource {
             // Shut down first of those above: the source stops, then the others in reverse order.
             services.append(.init(service: XMPPSourceService(source: xmppSource)))

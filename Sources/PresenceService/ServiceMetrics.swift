@@ -53,6 +53,15 @@ public final class ServiceMetrics: Sendable {
         Counter(label: "presence_disk_bytes_written_total", factory: factory).increment(by: outcome.bytes)
     }
 
+    /// One secret read again on SIGHUP (`api-tokens`, `feed-secret`, `tls`): accepted, or refused with the old one
+    /// left in force. A refused certificate renewal is worth an alert before the old certificate expires.
+    func recordSecretReload(_ secret: String, accepted: Bool) {
+        Counter(
+            label: "presence_secret_reloads_total",
+            dimensions: [("secret", secret), ("outcome", accepted ? "accepted" : "refused")], factory: factory
+        ).increment()
+    }
+
     /// One probe batch answered, `duration` after it was sent: the refill latency histogram.
     func recordProbeAnswered(after duration: Duration) {
         probeLatency.record(duration)

@@ -98,6 +98,17 @@ struct SecretReloadTests {
         Self.hangUp(server)
         #expect(try await eventually { server.log.contains("refused the new feed secret") })
         #expect(try feeds(proving: new), "the secret in force stays after a bad new file")
+        // What an operator alerts on: a reload refused (a renewal that did not take) and one accepted.
+        let metrics = String(
+            decoding: try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/metrics").body,
+            as: UTF8.self)
+        func reloads(_ outcome: String) -> String? {
+            metrics.split(separator: "\n").first {
+                $0.hasPrefix("presence_secret_reloads_total{") && $0.contains("secret=\"feed-secret\"")
+                    && $0.contains("outcome=\"\(outcome)\"")
+            }.map { String($0.split(separator: " ").last ?? "") }
+        }
+        #expect(reloads("accepted") == "1" && reloads("refused") == "1", "\(metrics)")
         #expect(!server.log.contains(old) && !server.log.contains(new), "secrets never reach the log")
     }
 

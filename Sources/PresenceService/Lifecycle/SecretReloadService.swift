@@ -8,6 +8,7 @@ import UnixSignals
 struct SecretReloadService: Service {
     let secrets: ServiceSecrets
     let reloading: SecretReloading
+    let metrics: ServiceMetrics
     let logger: Logger
 
     func run() async throws {
@@ -19,29 +20,31 @@ struct SecretReloadService: Service {
 
     /// Reads every secret again.
     func reload() {
-        func attempt(_ what: String, _ body: () throws -> String) {
+        func attempt(_ what: String, metric: String, _ body: () throws -> String) {
             do {
                 let detail = try body()
                 logger.notice("reloaded \(what)", metadata: ["detail": "\(detail)"])
+                metrics.recordSecretReload(metric, accepted: true)
             } catch {
                 logger.error("refused the new \(what); the old one stays in force", metadata: ["reason": "\(error)"])
+                metrics.recordSecretReload(metric, accepted: false)
             }
         }
         if let access = reloading.access {
-            attempt("API tokens") {
+            attempt("API tokens", metric: "api-tokens") {
                 let new = try access()
                 try secrets.replace(access: new)
                 return "\(new.tokenCount) tokens"
             }
         }
         if let feedSecret = reloading.feedSecret {
-            attempt("feed secret") {
+            attempt("feed secret", metric: "feed-secret") {
                 secrets.replace(feedSecret: try feedSecret())
                 return "new feeders prove the new secret"
             }
         }
         if let tls = reloading.tls {
-            attempt("TLS certificate and key") {
+            attempt("TLS certificate and key", metric: "tls") {
                 try secrets.replace(tls: try tls())
                 return "new connections get the new certificate"
             }
