@@ -60,7 +60,12 @@ public final class ServerSentEventReader {
         self.headers = headers
         self.raw = raw
         chunked = headers["transfer-encoding"]?.lowercased() == "chunked"
-        lengthRemaining = chunked ? nil : headers["content-length"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        if !chunked, let length = headers["content-length"] {
+            guard let count = Int(length.trimmingCharacters(in: .whitespaces)), count >= 0 else {
+                throw Failure(description: "bad Content-Length '\(length)'")
+            }
+            lengthRemaining = count
+        }
         rawIndex = headerEnd! + 4
     }
 

@@ -36,6 +36,8 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     private let confirmations = Confirmations()
     /// Members whose stored entry was rebuilt after a loss from one resource's presence, not confirmed since.
     private let partial = Locked<Set<BareJID>>([])
+    /// Told of a member whose answer stopped being partial: see ``setConfirmationObserver(_:)``.
+    private let confirmationObserver = Locked<(@Sendable (BareJID) -> Void)?>(nil)
     private let pendingProbes: PendingProbes
     private let answering: AnswerConfiguration
     private let resync: ResyncConfiguration?
@@ -95,6 +97,15 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     public func isProbeable(_ jid: BareJID) -> Bool { watched.withLock { $0.contains(jid) } }
 
     public func isPartial(_ jid: BareJID) -> Bool { partial.withLock { $0.contains(jid) } }
+
+    /// Calls `observer` with each member the server vouched for whose stored answer was partial
+    /// (``isPartial(_:)``) until then. The answer loses its `partial` though the status may stay the same, which
+    /// the storage does not publish: the service's change streams send the member's answer again on this call.
+    /// (A status restored from a disk tier becoming current is the tier's to tell:
+    /// ``TieredStorage/setRestoredObserver(_:)``.)
+    public func setConfirmationObserver(_ observer: (@Sendable (BareJID) -> Void)?) {
+        confirmationObserver.withLock { $0 = observer }
+    }
 
     /// How many members' entries are partial now (see ``isPartial(_:)``).
     public var partialCount: Int { partial.withLock { $0.count } }
@@ -424,7 +435,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// One member's certain answer, written to the storage (called under the confirmations' lock).
     private func reconcile(_ settled: Confirmations.Settled, at now: PresenceTime) {
         let member = settled.member
-        partial.withLock { _ = $0.remove(member) }
+        let wasPartial = partial.withLock { $0.remove(member) != nil }
         // A member taken off the roster meanwhile is left alone: the storage forgot them on purpose.
         guard isProbeable(member) else { return }
         let corrected: Bool
@@ -445,6 +456,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
         // The server vouched for what is stored now: a status restored from disk is current again.
         storage.confirm(member)
+        if wasPartial, let observer = confirmationObserver.withLock({ $0 }) { observer(member) }
         if corrected && settled.purpose == .resync { countResyncCorrection(of: member) }
         guard settled.purpose == .probe else { return }
         let answer: UserPresence

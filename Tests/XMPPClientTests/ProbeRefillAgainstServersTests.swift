@@ -293,6 +293,8 @@ struct ProbeRefillAgainstServersTests {
         // Ben too when he was the one lost after the snapshot: his change rebuilt him from one resource.
         let benToo = organisation.source.isPartial(organisation.bare("ben")) ? 1 : 0
         #expect(organisation.source.status.partialUsers == 1 + benToo)
+        let confirmed = Locked<[BareJID]>([])
+        organisation.source.setConfirmationObserver { member in confirmed.withLock { $0.append(member) } }
         let lookup = PresenceLookup(
             storage: organisation.storage, prober: organisation.source, configuration: .init(probeTimeout: .seconds(30)))
         let cached = await lookup.lookup(ann, policy: .cacheOnly)
@@ -304,6 +306,7 @@ struct ProbeRefillAgainstServersTests {
         #expect(refilled.stored.presence?.status?.presence.details.status == "Focus time")
         #expect(Set(refilled.stored.presence?.availableResources.map(\.resource) ?? []) == ["desk", "phone"])
         #expect(!organisation.source.isPartial(ann) && organisation.source.status.partialUsers == benToo)
+        #expect(confirmed.withLock { $0 }.contains(ann), "a change stream hears that ann's answer is whole again")
         _ = (desk, phone, ben)
     }
 }

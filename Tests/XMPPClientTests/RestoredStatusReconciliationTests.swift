@@ -33,6 +33,8 @@ struct RestoredStatusReconciliationTests {
         #expect(tier.restoredCount == 4)
         #expect(tier.restoredAsOf(organisation.bare("carol")) != nil, "before the snapshot carol is as of yesterday")
 
+        let current = Locked<[BareJID]>([])
+        tier.setRestoredObserver { member in current.withLock { $0.append(member) } }
         let alice = try await organisation.member("alice")
         try await alice.available(status: "today")
         let bob = try await organisation.member("bob")
@@ -48,6 +50,9 @@ struct RestoredStatusReconciliationTests {
             #expect(tier.restoredAsOf(organisation.bare(name)) == nil, "\(name) is current after the snapshot")
         }
         #expect(tier.restoredCount == 0)
+        // Each restored member's answer became current once, whether the status changed (alice, carol) or not
+        // (bob, dave: only this observer hears of them).
+        #expect(current.withLock { $0 }.sorted { $0.rawValue < $1.rawValue } == members.map { organisation.bare($0) })
         _ = (alice, bob)
     }
 }

@@ -116,11 +116,17 @@ public final class ChangeHub: Sendable {
         }
     }
 
-    private func publish(_ change: StorageChange) {
+    private func publish(_ change: StorageChange) { publish(change.key) }
+
+    /// Sends `key`'s answer again to the streams that watch it, though its status did not change: the source
+    /// confirmed a partial or restored answer, which drops its `partial` or `asOf`.
+    func republish(_ key: BareJID) { publish(key) }
+
+    private func publish(_ key: BareJID) {
         state.withLock { state in
             state.sequence += 1
             let sequence = state.sequence
-            state.history.append((sequence, change.key))
+            state.history.append((sequence, key))
             if state.history.count - state.historyStart > configuration.history {
                 state.historyStart += 1
                 state.resumableFrom = max(state.resumableFrom, state.history[state.historyStart].sequence - 1)
@@ -129,10 +135,10 @@ public final class ChangeHub: Sendable {
                     state.historyStart = 0
                 }
             }
-            if let watchers = state.byKey[change.key] {
-                for subscription in watchers.values { subscription.mark(change.key, sequence: sequence) }
+            if let watchers = state.byKey[key] {
+                for subscription in watchers.values { subscription.mark(key, sequence: sequence) }
             }
-            for subscription in state.everything.values { subscription.mark(change.key, sequence: sequence) }
+            for subscription in state.everything.values { subscription.mark(key, sequence: sequence) }
         }
     }
 

@@ -23,11 +23,11 @@ struct SecretReloadService: Service {
         func attempt(_ what: String, metric: String, _ body: () throws -> String) {
             do {
                 let detail = try body()
-                logger.notice("reloaded \(what)", metadata: ["detail": "\(detail)"])
                 metrics.recordSecretReload(metric, accepted: true)
+                logger.notice("reloaded \(what)", metadata: ["detail": "\(detail)"])
             } catch {
-                logger.error("refused the new \(what); the old one stays in force", metadata: ["reason": "\(error)"])
                 metrics.recordSecretReload(metric, accepted: false)
+                logger.error("refused the new \(what); the old one stays in force", metadata: ["reason": "\(error)"])
             }
         }
         if let access = reloading.access {

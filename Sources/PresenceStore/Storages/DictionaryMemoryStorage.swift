@@ -59,7 +59,7 @@ public final class DictionaryMemoryStorage: MemoryStorage {
     }
 
     /// Makes room for `users` users in all, so that filling the storage with that many (a disk tier's restore)
-    /// never stops to grow a table and move its entries.
+    /// rarely stops to grow a table and move its entries.
     public func reserveCapacity(_ users: Int) {
         // Keys spread evenly over the stripes by hash; an eighth more covers the spread of a million over 64.
         let perStripe = (users + users / 8) / stripes.count + 1

@@ -56,6 +56,8 @@ public final class TieredStorage: PinningStorage {
     /// Held for a whole flush.
     private let flushOrder = Locked(0)
     private let changes = ChangePublisher()
+    /// Told of each restored user whose answer became current: see ``setRestoredObserver(_:)``.
+    private let restoredObserver = Locked<(@Sendable (BareJID) -> Void)?>(nil)
     private let counters = Counters()
     private let onFlush: (@Sendable (FlushOutcome) -> Void)?
     private let scheduler: FlushScheduler
@@ -250,9 +252,22 @@ public final class TieredStorage: PinningStorage {
     /// The source vouched for the user's stored value (a snapshot found it current): it is no longer restored.
     public func confirm(_ key: BareJID) {
         guard restoredAt != nil else { return }
-        state.withLock { state in
-            if !state.restored.isEmpty { state.restored.remove(key.hashValue) }
+        let wasRestored = state.withLock { state in
+            state.restored.isEmpty ? false : state.restored.remove(key.hashValue) != nil
         }
+        if wasRestored { tellRestoredObserver(key) }
+    }
+
+    /// Calls `observer` with each user restored from disk whose answer became current, written or confirmed
+    /// since (``restoredAsOf(_:)`` turns nil), after the write's own change, if any, was published. The status may
+    /// be the same as restored (the server found it so), so the change observer hears nothing, though an answer
+    /// loses its `asOf`: a change stream sends the user's answer again on this call.
+    public func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?) {
+        restoredObserver.withLock { $0 = observer }
+    }
+
+    private func tellRestoredObserver(_ key: BareJID) {
+        if let observer = restoredObserver.withLock({ $0 }) { observer(key) }
     }
 
     /// Users restored from disk and neither written nor confirmed since.
@@ -261,20 +276,26 @@ public final class TieredStorage: PinningStorage {
     // MARK: Writes
 
     public func update<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> R {
-        let (result, dirty) = readModifyWrite(key, body)
+        let (result, written) = readModifyWrite(key, body)
         changes.deliver()
-        if dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
+        if written.wasRestored { tellRestoredObserver(key) }
+        if written.dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
         return result
     }
 
-    private func readModifyWrite<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> (R, Int) {
-        func change(_ stored: inout UserPresence?) -> (R, Int) {
+    /// What marking a written user did: the dirty count after it, and whether the user was restored until then.
+    private struct Written {
+        var dirty = 0
+        var wasRestored = false
+    }
+
+    private func readModifyWrite<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> (R, Written) {
+        func change(_ stored: inout UserPresence?) -> (R, Written) {
             let old = stored ?? (memoryKeepsEveryone ? nil : valueBeyondMemory(key))
             var new = old
             let result = body(&new)
             stored = new
-            let dirty = record(key, old: old, new: new)
-            return (result, dirty)
+            return (result, record(key, old: old, new: new))
         }
         if let memory { return memory.update(key) { change(&$0) } }
         return diskOnlyOrder.withLock { _ in
@@ -283,9 +304,9 @@ public final class TieredStorage: PinningStorage {
         }
     }
 
-    /// Marks the user dirty with their new value; called in the user's write order. Returns the dirty count.
-    private func record(_ key: BareJID, old: UserPresence?, new: UserPresence?) -> Int {
-        if old == nil && new == nil { return 0 }
+    /// Marks the user dirty with their new value; called in the user's write order.
+    private func record(_ key: BareJID, old: UserPresence?, new: UserPresence?) -> Written {
+        if old == nil && new == nil { return Written() }
         // A memory that keeps everyone publishes its own changes, which are the tier's.
         if !memoryKeepsEveryone { changes.publishUpdate(key, old: old, new: new) }
         return state.withLock { state in
@@ -298,8 +319,8 @@ public final class TieredStorage: PinningStorage {
                 state.removals[.explicit, default: 0] += 1
             default: break
             }
-            if !state.restored.isEmpty { state.restored.remove(key.hashValue) }
-            return state.dirtyCountForFlush
+            let wasRestored = state.restored.isEmpty ? false : state.restored.remove(key.hashValue) != nil
+            return Written(dirty: state.dirtyCountForFlush, wasRestored: wasRestored)
         }
     }
 
@@ -369,12 +390,13 @@ public final class TieredStorage: PinningStorage {
             memory.apply(update, receivedAt: receivedAt)
             // Appended, not inserted in a set: hashing each key here cost the ingest path as much as the memory's
             // own apply (measured); the flusher coalesces the keys on its own thread.
-            let dirty = state.withLock { state in
+            let written = state.withLock { state in
                 state.dirtyKeys.append(key)
-                if !state.restored.isEmpty { state.restored.remove(key.hashValue) }
-                return state.dirtyCountForFlush
+                let wasRestored = state.restored.isEmpty ? false : state.restored.remove(key.hashValue) != nil
+                return Written(dirty: state.dirtyCountForFlush, wasRestored: wasRestored)
             }
-            if dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
+            if written.wasRestored { tellRestoredObserver(key) }
+            if written.dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
             return
         }
         self.update(update.from.bare) { value in

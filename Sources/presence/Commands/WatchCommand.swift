@@ -12,8 +12,9 @@ struct WatchCommand: ParsableCommand {
         abstract: "Print each change of the given JIDs' status as it happens (GET /v1/presence/events).",
         discussion: """
             Starts with every JID's current status, then one line (or one JSON object) per change. Reconnects \
-            after a dropped connection, resuming where it left off, and while the service answers 503 (a replica \
-            that is not ready yet). Any other refusal ends it with its reason. Ctrl-C ends it with exit code 0.
+            after a dropped connection, resuming where it left off, and while the service is unavailable (503: a \
+            replica not ready yet or at its stream limit; 502 or 504 from a balancer). Any other refusal ends it \
+            with its reason. Ctrl-C ends it with exit code 0.
             """)
 
     @Option(
@@ -64,13 +65,15 @@ struct WatchCommand: ParsableCommand {
                     if reader.status == 401 {
                         throw ValidationFailure("the service needs a valid bearer token (--token-file)")
                     }
-                    let body = String(decoding: try reader.remainingBody(), as: UTF8.self)
-                    // A replica that is not ready yet (or a balancer with none ready) will be: wait, as for a
-                    // dropped stream. Anything else the service refuses stays refused.
-                    guard reader.status == 503 else {
+                    // The reason, if it can be read; a refusal stays what it is either way.
+                    let body = String(decoding: (try? reader.remainingBody()) ?? [], as: UTF8.self)
+                    // Unavailable for now: a replica that is not ready yet or at its stream limit (503), a balancer
+                    // with no replica up (502) or none answering in time (504). Wait, as for a dropped stream.
+                    // Anything else the service refuses stays refused.
+                    guard [502, 503, 504].contains(reader.status) else {
                         throw ValidationFailure("the service answered \(reader.status): \(body)")
                     }
-                    throw NotReady(body: body)
+                    throw Unavailable(status: reader.status, body: body)
                 }
                 if connectedOnce { note("reconnected to \(server.host):\(server.port)") }
                 connectedOnce = true
@@ -103,10 +106,11 @@ struct WatchCommand: ParsableCommand {
         fflush(nil)
     }
 
-    /// A 503 answer: the service (or every replica behind the balancer) is not ready to stream.
-    private struct NotReady: Error, CustomStringConvertible {
+    /// A 502, 503 or 504 answer: the service, or every replica behind the balancer, cannot stream now.
+    private struct Unavailable: Error, CustomStringConvertible {
+        let status: Int
         let body: String
-        var description: String { "the service is not ready (503): \(body)" }
+        var description: String { "the service is unavailable (\(status)): \(body.isEmpty ? "no reason given" : body)" }
     }
 
     private func note(_ text: String) {
