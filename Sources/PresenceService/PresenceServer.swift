@@ -44,8 +44,8 @@ public struct PresenceServer: Sendable {
             onProbeAnswered: { [metrics] in metrics.recordProbeAnswered(after: $0) })
         changes = ChangeHub(storage: storage, configuration: configuration.events, logger: logger)
         // Answers that change with no change of status: a partial member confirmed, a restored status current.
-        xmppSource?.setConfirmationObserver { [changes] in changes.republish($0) }
-        (storage as? TieredStorage)?.setRestoredObserver { [changes] in changes.republish($0) }
+        xmppSource?.setConfirmationObserver { [weak changes] in changes?.republish($0) }
+        (storage as? TieredStorage)?.setRestoredObserver { [weak changes] in changes?.republish($0) }
         readiness = ReadinessMonitor(configuration: configuration.readiness, source: xmppSource)
     }
 

@@ -102,9 +102,14 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// (``isPartial(_:)``) until then. The answer loses its `partial` though the status may stay the same, which
     /// the storage does not publish: the service's change streams send the member's answer again on this call.
     /// (A status restored from a disk tier becoming current is the tier's to tell:
-    /// ``TieredStorage/setRestoredObserver(_:)``.)
+    /// ``TieredStorage/setRestoredObserver(_:)``.) The observer may be called while the source holds a lock of
+    /// its own: it must not call back into the source.
     public func setConfirmationObserver(_ observer: (@Sendable (BareJID) -> Void)?) {
         confirmationObserver.withLock { $0 = observer }
+    }
+
+    private func tellConfirmationObserver(_ member: BareJID) {
+        if let observer = confirmationObserver.withLock({ $0 }) { observer(member) }
     }
 
     /// How many members' entries are partial now (see ``isPartial(_:)``).
@@ -212,9 +217,11 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
         let ownAccount = try? BareJID(String(session.bareJID))
         let ingest = IngestSession(storage: storage, decoder: decoder, clock: clock)
+        // A member made whole by the update about to be applied, told to the observer once it is applied.
+        let madeWhole = Locked<BareJID?>(nil)
         ingest.willApply = { [self] update, time in
             confirmations.record(update, receivedAt: time)
-            notePartial(update)
+            if notePartial(update) { madeWhole.withLock { $0 = update.from.bare } }
             if resync != nil { noteResyncCorrection(update) }
         }
         let sender = session.sender
@@ -231,7 +238,11 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                     {
                         continue
                     }
-                    if case .update(let update) = ingest.receive(stanza) {
+                    let received = ingest.receive(stanza)
+                    if let member = madeWhole.withLock({ member in defer { member = nil }; return member }) {
+                        tellConfirmationObserver(member)
+                    }
+                    if case .update(let update) = received {
                         state.withLock { $0.presencesReceived += 1 }
                         // An unavailable from the bare JID is final at once; an available answer waits for the
                         // settle window, which the settle loop wakes for.
@@ -417,19 +428,20 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
 
     /// Notes, before an update is applied, whether it rebuilds a member the storage lost: one resource's presence
     /// says nothing of the member's others, so the rebuilt entry is partial until the server confirms it. An
-    /// unavailable presence from the bare JID says everything (no resource at all): the entry is complete.
-    private func notePartial(_ update: PresenceUpdate) {
+    /// unavailable presence from the bare JID says everything (no resource at all): the entry is complete, and
+    /// true is returned when it was partial until then.
+    private func notePartial(_ update: PresenceUpdate) -> Bool {
         let member = update.from.bare
         if update.from.resource == nil && update.availability == .unavailable {
-            partial.withLock { _ = $0.remove(member) }
-            return
+            return partial.withLock { $0.remove(member) != nil }
         }
         // The lookup makes the member the most recently used entry of an LRU: it is not the one evicted before
         // the update lands. (The shown presence only: an encoded storage reads it in place.)
         guard isProbeable(member),
             storage.withShownPresence(member, { if case .lost = $0 { true } else { false } })
-        else { return }
+        else { return false }
         partial.withLock { _ = $0.insert(member) }
+        return false
     }
 
     /// One member's certain answer, written to the storage (called under the confirmations' lock).
@@ -456,7 +468,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
         // The server vouched for what is stored now: a status restored from disk is current again.
         storage.confirm(member)
-        if wasPartial, let observer = confirmationObserver.withLock({ $0 }) { observer(member) }
+        if wasPartial { tellConfirmationObserver(member) }
         if corrected && settled.purpose == .resync { countResyncCorrection(of: member) }
         guard settled.purpose == .probe else { return }
         let answer: UserPresence

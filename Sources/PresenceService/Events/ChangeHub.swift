@@ -5,9 +5,11 @@ import ServiceLifecycle
 /// Fans a storage's changes out to the open change streams (`GET /v1/presence/events`), and remembers the
 /// recent ones so that a stream reconnecting with `Last-Event-ID` misses nothing.
 ///
-/// Every change the storage publishes (a visible status change, a loss, a refill) gets the next sequence number,
-/// which with the process's ``instance`` is the `id:` of the event that carries it (``EventID``). The hub becomes the storage's change observer when the
-/// first stream opens and stays so: until then, ingest pays nothing for change tracking. A storage that can pin
+/// Every change the storage publishes (a visible status change, a loss, a refill), and every answer sent again
+/// because it changed with its status the same (``republish(_:)``, ``republishAll()``), gets the next sequence
+/// number, which with the process's ``instance`` is the `id:` of the event that carries it (``EventID``). The hub
+/// becomes the storage's change observer when the first stream opens and stays so: until then, ingest pays nothing
+/// for change tracking. A storage that can pin
 /// (``PinningStorage``, the LRU) keeps every user a stream watches.
 public final class ChangeHub: Sendable {
     public let storage: any MemoryStorage
@@ -118,9 +120,22 @@ public final class ChangeHub: Sendable {
 
     private func publish(_ change: StorageChange) { publish(change.key) }
 
-    /// Sends `key`'s answer again to the streams that watch it, though its status did not change: the source
-    /// confirmed a partial or restored answer, which drops its `partial` or `asOf`.
-    func republish(_ key: BareJID) { publish(key) }
+    /// Sends `key`'s answer again to the streams that watch it, though its status may not have changed: its
+    /// `partial` or `asOf` went (the source confirmed it, or it was written since its restore). Nothing before the
+    /// first stream opens: no stream could resume from that far back.
+    func republish(_ key: BareJID) {
+        guard state.withLock({ $0.observing }) else { return }
+        publish(key)
+    }
+
+    /// Sends every open stream each of its users' answers again: the source turned live, which every answer
+    /// says (`live`) though no status changed.
+    func republishAll() {
+        let (keyed, everyone) = state.withLock { (Array($0.byKey.keys), !$0.everything.isEmpty) }
+        // The storage's keys outside the hub's lock: a storage may call its change observer (the hub) while it
+        // lists them.
+        for key in everyone ? storage.keys : keyed { publish(key) }
+    }
 
     private func publish(_ key: BareJID) {
         state.withLock { state in

@@ -5,7 +5,8 @@ import ServiceLifecycle
 
 /// Follows the replica's readiness: logs each change with its reason, tells the query API whether to refuse
 /// (``ReadinessConfiguration/WhenNotReady/refuse``), and when the replica stops being ready ends its change
-/// streams, so their clients reconnect through the balancer to a replica that is ready.
+/// streams, so their clients reconnect through the balancer to a replica that is ready. When the source turns
+/// live or stops being so, the open streams get each of their users' answers again (their `live` changed).
 public final class ReadinessMonitor: Sendable {
     public let configuration: ReadinessConfiguration
     private let source: XMPPPresenceSource?
@@ -27,10 +28,15 @@ public final class ReadinessMonitor: Sendable {
 
     func run(hub: ChangeHub, logger: Logger, systemd: SystemdNotifier?) async {
         var last = current
+        var wasLive = source?.isLive ?? true
         logger.info(last.isReady ? "ready" : "not ready", metadata: ["reason": "\(last.explanation)"])
         systemd?.notify("STATUS=\(last.statusLine)")
         while !Task.isCancelled {
             do { try await Task.sleep(for: Self.tick) } catch { return }
+            // Every answer says whether the source is live: when that turns, the streams hear each answer again.
+            let live = source?.isLive ?? true
+            if live != wasLive { hub.republishAll() }
+            wasLive = live
             let now = current
             ready.withLock { $0 = now.isReady }
             defer { last = now }

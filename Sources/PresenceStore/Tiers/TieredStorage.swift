@@ -259,9 +259,9 @@ public final class TieredStorage: PinningStorage {
     }
 
     /// Calls `observer` with each user restored from disk whose answer became current, written or confirmed
-    /// since (``restoredAsOf(_:)`` turns nil), after the write's own change, if any, was published. The status may
-    /// be the same as restored (the server found it so), so the change observer hears nothing, though an answer
-    /// loses its `asOf`: a change stream sends the user's answer again on this call.
+    /// since (``restoredAsOf(_:)`` turns nil), after the write if there was one. The status may be the same as
+    /// restored (the server found it so), so the change observer hears nothing, though an answer loses its
+    /// `asOf`: a change stream sends the user's answer again on this call.
     public func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?) {
         restoredObserver.withLock { $0 = observer }
     }
