@@ -252,9 +252,7 @@ public final class TieredStorage: PinningStorage {
     /// The source vouched for the user's stored value (a snapshot found it current): it is no longer restored.
     public func confirm(_ key: BareJID) {
         guard restoredAt != nil else { return }
-        let wasRestored = state.withLock { state in
-            state.restored.isEmpty ? false : state.restored.remove(key.hashValue) != nil
-        }
+        let wasRestored = state.withLock { $0.markCurrent(key) }
         if wasRestored { tellRestoredObserver(key) }
     }
 
@@ -319,8 +317,7 @@ public final class TieredStorage: PinningStorage {
                 state.removals[.explicit, default: 0] += 1
             default: break
             }
-            let wasRestored = state.restored.isEmpty ? false : state.restored.remove(key.hashValue) != nil
-            return Written(dirty: state.dirtyCountForFlush, wasRestored: wasRestored)
+            return Written(dirty: state.dirtyCountForFlush, wasRestored: state.markCurrent(key))
         }
     }
 
@@ -392,8 +389,7 @@ public final class TieredStorage: PinningStorage {
             // own apply (measured); the flusher coalesces the keys on its own thread.
             let written = state.withLock { state in
                 state.dirtyKeys.append(key)
-                let wasRestored = state.restored.isEmpty ? false : state.restored.remove(key.hashValue) != nil
-                return Written(dirty: state.dirtyCountForFlush, wasRestored: wasRestored)
+                return Written(dirty: state.dirtyCountForFlush, wasRestored: state.markCurrent(key))
             }
             if written.wasRestored { tellRestoredObserver(key) }
             if written.dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
@@ -592,6 +588,11 @@ extension TieredStorage {
         var filter: KeyFilter
         /// Hashes of users restored from disk and not written or confirmed since.
         var restored: Set<Int> = []
+
+        /// The user is current (written or confirmed): true when they were restored until now.
+        mutating func markCurrent(_ key: BareJID) -> Bool {
+            restored.isEmpty ? false : restored.remove(key.hashValue) != nil
+        }
         var users = 0
         var flushEpoch = 0
         var closed = false
