@@ -76,6 +76,19 @@ let package = Package(
             ],
             path: "Benchmarks/XMPPSourceLoad"
         ),
+        // The periodic resync and the keep-alive on an idle organisation: the server's CPU and probes a second.
+        .executableTarget(
+            name: "ResyncCost",
+            dependencies: [
+                "LoadSupport",
+                .product(name: "PresenceModel", package: "PresenceStore"),
+                .product(name: "PresenceSource", package: "PresenceStore"),
+                .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "XMPPClient", package: "PresenceStore"),
+                .product(name: "XMPPStream", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/ResyncCost"
+        ),
         // Refill by probe against a real Prosody with 1,000 members: lookup latency by where the answer comes from,
         // and the probe load evicting storages of several sizes put on the server under a steady query mix.
         .executableTarget(

@@ -55,7 +55,7 @@ public struct PresenceServer: Sendable {
     {
         HTTPServerBuilder.presenceHTTP1(
             lookup: lookup, live: live, refusing: { [readiness] in readiness.isRefusing }, secrets: secrets,
-            limits: configuration.http, serverName: "presence")
+            limits: configuration.http, serverName: "presence", metrics: metrics)
     }
 
     /// The ports actually bound (useful when the configuration asks for port 0).

@@ -23,12 +23,26 @@ public final class ServiceMetrics: Sendable {
     private let pressureEvents: CoreMetrics.Counter
     private let probeLatency: CoreMetrics.Timer
     private let flushDuration: CoreMetrics.Timer
+    /// The request-duration histogram's series, one per route.
+    private let requestDurations: [HTTPRouteLabel: CoreMetrics.Timer]
     /// What the counters were last advanced to: they only move forward by the difference at each scrape.
     private let published = Locked([0, 0, 0, 0])
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
-        factory = PrometheusMetricsFactory(registry: registry)
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // A storage hit answers in tens of microseconds, a probe in milliseconds, a large batch in tens of
+        // milliseconds: buckets from 100 µs to 5 s.
+        factory.durationHistogramBuckets[Self.requestDurationLabel] = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .microseconds(2500),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        self.factory = factory
+        requestDurations = Dictionary(
+            uniqueKeysWithValues: HTTPRouteLabel.allCases.map { route in
+                (route, Timer(label: Self.requestDurationLabel, dimensions: [("route", route.rawValue)], factory: factory))
+            })
         entries = Gauge(label: "presence_storage_entries", factory: factory)
         estimatedBytes = Gauge(label: "presence_storage_estimated_bytes", factory: factory)
         lost = Gauge(label: "presence_storage_lost_users", factory: factory)
@@ -40,12 +54,17 @@ public final class ServiceMetrics: Sendable {
         pressureEvents = Counter(label: "presence_pressure_events_total", factory: factory)
         probeLatency = Timer(label: "presence_probe_refill_seconds", factory: factory)
         flushDuration = Timer(label: "presence_disk_flush_seconds", factory: factory)
+        // Counters an alert watches are exported at 0 from the start: a rule sees them before the first event.
+        for secret in ReloadableSecret.allCases {
+            for accepted in [true, false] { _ = secretReloads(secret, accepted: accepted) }
+        }
+        _ = flushFailures()
     }
 
     /// One disk-tier flush: its duration in a histogram, what it wrote, and failures.
     public func recordFlush(_ outcome: FlushOutcome) {
         if outcome.error != nil {
-            Counter(label: "presence_disk_flush_failures_total", factory: factory).increment()
+            flushFailures().increment()
             return
         }
         flushDuration.record(outcome.duration)
@@ -55,11 +74,25 @@ public final class ServiceMetrics: Sendable {
 
     /// One secret read again on SIGHUP (`api-tokens`, `feed-secret`, `tls`): accepted, or refused with the old one
     /// left in force. A refused certificate renewal is worth an alert before the old certificate expires.
-    func recordSecretReload(_ secret: String, accepted: Bool) {
+    func recordSecretReload(_ secret: ReloadableSecret, accepted: Bool) {
+        secretReloads(secret, accepted: accepted).increment()
+    }
+
+    private func secretReloads(_ secret: ReloadableSecret, accepted: Bool) -> CoreMetrics.Counter {
         Counter(
             label: "presence_secret_reloads_total",
-            dimensions: [("secret", secret), ("outcome", accepted ? "accepted" : "refused")], factory: factory
-        ).increment()
+            dimensions: [("secret", secret.rawValue), ("outcome", accepted ? "accepted" : "refused")], factory: factory)
+    }
+
+    private func flushFailures() -> CoreMetrics.Counter {
+        Counter(label: "presence_disk_flush_failures_total", factory: factory)
+    }
+
+    static let requestDurationLabel = "presence_http_request_duration_seconds"
+
+    /// One HTTP request, from its head to its response's head.
+    func recordRequest(route: HTTPRouteLabel, duration: Duration) {
+        requestDurations[route]?.record(duration)
     }
 
     /// One probe batch answered, `duration` after it was sent: the refill latency histogram.
@@ -70,9 +103,15 @@ public final class ServiceMetrics: Sendable {
     /// Updates the gauges from the storage and the counters, then renders the registry.
     func exposition(
         storage: any MemoryStorage, statistics: ServiceStatistics, source: XMPPSourceStatus?, probes: ProbeStatistics?,
-        ready: Bool = true
+        streams: (open: Int, opened: Int, closedAsStalled: Int) = (0, 0, 0), ready: Bool = true
     ) -> [UInt8] {
         Gauge(label: "presence_ready", factory: factory).record(ready ? 1 : 0)
+        // 0 normal, 1 warning, 2 critical.
+        Gauge(label: "presence_pressure_level", factory: factory).record(
+            MemoryPressure.allCases.firstIndex(of: statistics.pressureLevel) ?? 0)
+        Gauge(label: "presence_change_streams_open", factory: factory).record(streams.open)
+        Gauge(label: "presence_change_streams_opened", factory: factory).record(streams.opened)
+        Gauge(label: "presence_change_streams_stalled", factory: factory).record(streams.closedAsStalled)
         let storageStatistics = storage.statistics
         entries.record(storageStatistics.entries)
         estimatedBytes.record(storageStatistics.estimatedBytes)
@@ -109,6 +148,9 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_resyncs", factory: factory).record(source.resyncs)
             Gauge(label: "presence_xmpp_resync_probed", factory: factory).record(source.resyncProbed)
             Gauge(label: "presence_xmpp_resync_corrected", factory: factory).record(source.resyncCorrected)
+            Gauge(label: "presence_xmpp_last_resync_seconds", factory: factory).record(
+                source.lastResyncDuration?.seconds ?? 0)
+            Gauge(label: "presence_xmpp_keepalive_pings", factory: factory).record(source.keepAlivePings)
         }
         if let tier = storage as? TieredStorage {
             let disk = tier.tierStatistics

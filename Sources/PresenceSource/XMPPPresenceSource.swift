@@ -41,6 +41,8 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     private let pendingProbes: PendingProbes
     private let answering: AnswerConfiguration
     private let resync: ResyncConfiguration?
+    /// The current session's keep-alive pings, counted into the status's total when the session ends.
+    private let sessionPings = Locked<KeepAlivePings?>(nil)
 
     /// How the source decides that the server has answered about a member.
     public struct AnswerConfiguration: Hashable, Sendable {
@@ -67,7 +69,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     public init(
         configuration: XMPPClientConfiguration, storage: any MemoryStorage, decoder: PresenceDecoder = .init(),
         backoff: ReconnectBackoff = .init(), answering: AnswerConfiguration = .init(),
-        resync: ResyncConfiguration? = nil, logger: Logger = Logger(label: "presence.xmpp"),
+        resync: ResyncConfiguration? = .default, logger: Logger = Logger(label: "presence.xmpp"),
         clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
     ) {
         self.configuration = configuration
@@ -88,6 +90,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     public var status: XMPPSourceStatus {
         var status = state.withLock { $0 }
         status.partialUsers = partialCount
+        status.keepAlivePings += sessionPings.withLock { $0?.count ?? 0 }
         return status
     }
 
@@ -211,9 +214,15 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// pushes until the connection ends (or the task is cancelled: the stream is then closed politely).
     private func consume(_ session: XMPPSession, roster: inout [BareJID: RosterItem]) async throws {
         let confirmations = self.confirmations
+        sessionPings.withLock { $0 = session.keepAlivePings }
         defer {
             pendingProbes.close()
             confirmations.reset()
+            let pings = session.keepAlivePings.count
+            sessionPings.withLock { current in
+                state.withLock { $0.keepAlivePings += pings }
+                current = nil
+            }
         }
         let ownAccount = try? BareJID(String(session.bareJID))
         let ingest = IngestSession(storage: storage, decoder: decoder, clock: clock)
@@ -376,7 +385,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             do { try await Task.sleep(for: configuration.interval) } catch { return }
             guard isLive else { continue }
             let started = ContinuousClock.now
-            let members = watched.withLock { Array($0) }
+            let members = membersToResync(configuration.members)
             var rounds: [String] = []
             for start in stride(from: 0, to: members.count, by: configuration.batchSize) {
                 let batch = Set(members[start ..< min(start + configuration.batchSize, members.count)])
@@ -410,13 +419,28 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
     }
 
+    /// The watched members a resync asks: all of them, or those the storage shows with an available resource,
+    /// whichever path wrote their status. (A lookup: on an LRU it counts as a use of the member.)
+    private func membersToResync(_ which: ResyncConfiguration.Members) -> [BareJID] {
+        let members = watched.withLock { Array($0) }
+        switch which {
+        case .all: return members
+        case .available: return members.filter(isShownAvailable)
+        }
+    }
+
+    /// Whether the storage shows `member` with an available resource (the shown presence only: an encoded
+    /// storage reads it in place).
+    private func isShownAvailable(_ member: BareJID) -> Bool {
+        storage.withShownPresence(member) { if case .present(let shown?) = $0 { shown.isAvailable } else { false } }
+    }
+
     /// Notes, before an update is applied, whether it is the server's answer to a resync that a member shown
     /// available has no resource at all: a status the server no longer held.
     private func noteResyncCorrection(_ update: PresenceUpdate) {
         let member = update.from.bare
         guard update.from.resource == nil, update.availability == .unavailable,
-            confirmations.isAsking(member, for: .resync),
-            storage.withShownPresence(member, { if case .present(let shown?) = $0 { shown.isAvailable } else { false } })
+            confirmations.isAsking(member, for: .resync), isShownAvailable(member)
         else { return }
         countResyncCorrection(of: member)
     }
@@ -593,6 +617,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         for member in gone { storage.remove(member) }
         partial.withLock { $0.subtract(gone) }
         confirmations.forget(gone)
+
         return members.subtracting(before)
     }
 }

@@ -56,6 +56,8 @@ public struct XMPPSourceStatus: Sendable, Hashable {
     public var resyncCorrected = 0
     /// How long the last complete resync took, from its first probe to its last member's certain answer.
     public var lastResyncDuration: Duration?
+    /// Keep-alive pings sent to the server, every session together: one per `--xmpp-keepalive` of silence.
+    public var keepAlivePings = 0
 
     public init(jid: String, server: String) {
         self.jid = jid

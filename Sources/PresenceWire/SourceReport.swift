@@ -38,6 +38,8 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
     public var resyncProbed = 0
     public var resyncCorrected = 0
     public var lastResyncMilliseconds: Double?
+    /// Keep-alive pings sent to the server: the cost of watching the connection for silence.
+    public var keepAlivePings = 0
 
     public init(
         kind: String, jid: String, server: String, connected: Bool, live: Bool, encrypted: Bool,
@@ -73,6 +75,7 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("disconnectedSince"); writer.string(disconnectedSince)
             writer.key("encrypted"); writer.bool(encrypted)
             writer.key("jid"); writer.string(jid)
+            writer.key("keepAlivePings"); writer.int(keepAlivePings)
             writer.key("kind"); writer.string(kind)
             writer.key("lastError"); writer.string(lastError)
             writer.key("lastSnapshotMilliseconds"); writer.double(lastSnapshotMilliseconds)

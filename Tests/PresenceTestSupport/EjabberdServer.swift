@@ -5,6 +5,7 @@ import PresenceStore
 /// A real ejabberd from Debian, started for a test: its own configuration, Mnesia spool and logs in a temporary
 /// directory, its own Erlang node name, Erlang distribution on a free port of its own (`ERL_DIST_PORT`, so no
 /// `epmd` is started or needed), c2s and an HTTP API listener on free loopback ports. Never the system service.
+/// A node of a two-node cluster (``EjabberdCluster``) finds the other through the cluster's own `epmd` instead.
 ///
 /// Accounts and shared roster groups are made through ejabberd's HTTP API (`mod_http_api`, loopback only), one
 /// request each over loopback, instead of one `ejabberdctl` call each (an Erlang VM start, about 0.7 s).
@@ -18,10 +19,36 @@ package final class EjabberdServer: XMPPTestServer {
     private let launch: Launch
     private let process: ServerProcess
 
+    /// How a node's Erlang distribution is reached.
+    package enum Distribution: Sendable {
+        /// A node on its own: distribution on a port of its own that every Erlang node started for it is told,
+        /// no `epmd`.
+        case standalone(port: Int)
+        /// A node of a cluster: registered with the cluster's `epmd` on `epmdPort` (distribution on any port),
+        /// sharing `cookie`; a node given `joining` copies the cluster's tables from that node when it starts.
+        case cluster(epmdPort: Int, cookie: String, joining: String?)
+
+        /// Environment and arguments for any Erlang node that talks to this one: the node itself, or a hidden
+        /// one that calls it.
+        func apply(to environment: inout [String: String]) -> [String] {
+            switch self {
+            case .standalone(let port):
+                environment["ERL_DIST_PORT"] = String(port)
+                return ["-erl_epmd_port", String(port), "-start_epmd", "false"]
+            case .cluster(let epmdPort, let cookie, _):
+                environment["ERL_DIST_PORT"] = nil
+                environment["ERL_EPMD_PORT"] = String(epmdPort)
+                return [
+                    "-setcookie", cookie, "-start_epmd", "false", "-kernel", "inet_dist_use_interface", "{127,0,0,1}",
+                ]
+            }
+        }
+    }
+
     /// What starts the node: the same every time, so a restart finds its spool.
     private struct Launch: Sendable {
         let node: String
-        let distributionPort: Int
+        let distribution: Distribution
         let directory: URL
 
         var environment: [String: String] {
@@ -31,7 +58,6 @@ package final class EjabberdServer: XMPPTestServer {
             environment["ERL_LIBS"] = "/usr/lib/x86_64-linux-gnu"
             // Name resolution from /etc/hosts and the resolver only, as `ejabberdctl` sets it.
             environment["ERL_INETRC"] = "/etc/ejabberd/inetrc"
-            environment["ERL_DIST_PORT"] = String(distributionPort)
             environment["ERL_CRASH_DUMP"] = directory.appendingPathComponent("erl_crash.dump").path
             if environment["HOME"] == nil { environment["HOME"] = directory.path }
             return environment
@@ -41,12 +67,21 @@ package final class EjabberdServer: XMPPTestServer {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/erl")
             process.currentDirectoryURL = directory
+            var environment = self.environment
             // The arguments `ejabberdctl foreground` passes, without its switch to the `ejabberd` system user.
-            process.arguments = [
-                "-sname", node, "-erl_epmd_port", String(distributionPort), "-start_epmd", "false", "+K", "true",
-                "-noinput", "-mnesia", "dir", "\"\(directory.appendingPathComponent("spool").path)\"",
-                "-s", "ejabberd",
+            var arguments = ["-sname", node] + distribution.apply(to: &environment) + [
+                "+K", "true", "-noinput", "-mnesia", "dir", "\"\(directory.appendingPathComponent("spool").path)\"",
             ]
+            if case .cluster(_, _, let joining?) = distribution {
+                // Joins as it starts: Mnesia reaches the cluster's node and this node keeps disc copies of every
+                // table (what `ejabberdctl join_cluster` ends with, without restarting ejabberd). On a restart
+                // the schema is already on disc and the change is a no-op.
+                arguments += [
+                    "-mnesia", "extra_db_nodes", "['\(joining)']", "-eval",
+                    "ok = application:start(mnesia), mnesia:change_table_copy_type(schema, node(), disc_copies).",
+                ]
+            }
+            process.arguments = arguments + ["-s", "ejabberd"]
             process.environment = environment
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
@@ -55,6 +90,9 @@ package final class EjabberdServer: XMPPTestServer {
             return process
         }
     }
+
+    /// The node's Erlang name, `name@localhost`.
+    package var nodeName: String { launch.node }
 
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -65,9 +103,10 @@ package final class EjabberdServer: XMPPTestServer {
     ///   - groups: group name → the localparts in it; a shared roster group displayed to itself, so every member
     ///     has every other in its roster with a mutual subscription.
     ///   - tls: serve STARTTLS with a certificate for `domain` issued by a test CA, and require it.
+    ///   - distribution: nil for a node on its own.
     package init(
         domain: String = "example.test", accounts: [String: String], groups: [String: [String]] = [:],
-        tls: Bool = false
+        tls: Bool = false, distribution: Distribution? = nil
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/ejabberdctl"),
             FileManager.default.isExecutableFile(atPath: "/usr/bin/erl")
@@ -89,7 +128,7 @@ package final class EjabberdServer: XMPPTestServer {
                 .write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: true, encoding: .utf8)
             let launch = Launch(
                 node: "presencetest\(UInt32.random(in: 0 ... .max))@localhost",
-                distributionPort: freeLoopbackPort(), directory: directory)
+                distribution: distribution ?? .standalone(port: freeLoopbackPort()), directory: directory)
             if let process = try ServerProcess.start(
                 launch: { try launch.start() },
                 waitUntilReady: { EjabberdServer.waitUntilReady(port: port, apiPort: apiPort, process: $0) })
@@ -144,6 +183,12 @@ package final class EjabberdServer: XMPPTestServer {
         }
     }
 
+    /// Kills the node at once (SIGKILL), writing nothing first: a node of a cluster, whose tables the other node
+    /// holds too, crashing.
+    package func crash() async {
+        await onAThreadOfItsOwn { self.process.kill() }
+    }
+
     /// Writes Mnesia's tables to disk, through a hidden Erlang node that reaches this one over its distribution
     /// port (a quarter of a second).
     private func syncTables() {
@@ -155,14 +200,13 @@ package final class EjabberdServer: XMPPTestServer {
             halt().
             """
         var environment = launch.environment
-        environment["ERL_DIST_PORT"] = String(launch.distributionPort)
+        let reach = launch.distribution.apply(to: &environment)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/erl")
-        process.arguments = [
-            "-sname", "presencectl\(UInt32.random(in: 0 ... .max))@localhost", "-erl_epmd_port",
-            String(launch.distributionPort), "-start_epmd", "false", "-dist_listen", "false", "-hidden", "-noinput",
-            "-eval", script,
-        ]
+        process.arguments =
+            ["-sname", "presencectl\(UInt32.random(in: 0 ... .max))@localhost"] + reach + [
+                "-dist_listen", "false", "-hidden", "-noinput", "-eval", script,
+            ]
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice

@@ -21,19 +21,20 @@ final class Organisation: Sendable {
     convenience init(
         on kind: XMPPServerKind, members: [String], outsiders: [String] = [], rosterOnly: [String] = [],
         watcherPassword: String = Organisation.password, storage: any MemoryStorage = DictionaryMemoryStorage(),
-        answering: XMPPPresenceSource.AnswerConfiguration = .init()
+        answering: XMPPPresenceSource.AnswerConfiguration = .init(), resync: ResyncConfiguration? = .default
     ) async throws {
         var accounts = Dictionary(uniqueKeysWithValues: (members + outsiders).map { ($0, Organisation.password) })
         accounts["watcher"] = Organisation.password
         let server = try await kind.start(accounts: accounts, groups: ["Staff": ["watcher"] + members + rosterOnly])
-        try self.init(server: server, watcherPassword: watcherPassword, storage: storage, answering: answering)
+        try self.init(
+            server: server, watcherPassword: watcherPassword, storage: storage, answering: answering, resync: resync)
     }
 
     /// Watches as `watcher` on a server the test set up itself.
     init(
         server: any XMPPTestServer, watcherPassword: String = Organisation.password,
         storage: any MemoryStorage = DictionaryMemoryStorage(),
-        answering: XMPPPresenceSource.AnswerConfiguration = .init()
+        answering: XMPPPresenceSource.AnswerConfiguration = .init(), resync: ResyncConfiguration? = .default
     ) throws {
         self.server = server
         self.storage = storage
@@ -43,7 +44,7 @@ final class Organisation: Sendable {
                 host: "127.0.0.1", port: server.port,
                 keepAlive: KeepAlive(interval: .seconds(2), timeout: .seconds(2))),
             storage: storage, backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(30)),
-            answering: answering, logger: Logger(label: "test.watcher"))
+            answering: answering, resync: resync, logger: Logger(label: "test.watcher"))
     }
 
     var endpoint: XMPPEndpoint { server.endpoint }

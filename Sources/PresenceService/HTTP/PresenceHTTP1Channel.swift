@@ -28,6 +28,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
     /// Inside TLS: requests are `https`.
     var secure: Bool { secrets.usesTLS }
     let serverName: String
+    let metrics: ServiceMetrics
 
     /// Hummingbird's default limits (`HTTP1Channel.Configuration.DecoderConfiguration`).
     private static let decoderLimits: NIOHTTPDecoderLimitConfiguration = {
@@ -48,6 +49,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: PresenceHTTP1Channel.decoderLimits)
             try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
+            try channel.pipeline.syncOperations.addHandler(RequestTimingHandler(metrics: metrics))
             try channel.pipeline.syncOperations.addHandler(
                 StorageAnswerHandler(
                     lookup: lookup, live: live, refusing: refusing, secrets: secrets, maxBatchJIDs: limits.maxBatchJIDs,
@@ -69,14 +71,14 @@ extension HTTPServerBuilder {
     static func presenceHTTP1(
         lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?,
         refusing: @escaping @Sendable () -> Bool = { false }, secrets: ServiceSecrets, limits: HTTPLimits,
-        serverName: String
+        serverName: String, metrics: ServiceMetrics
     )
         -> HTTPServerBuilder
     {
         HTTPServerBuilder { responder in
             PresenceHTTP1Channel(
                 responder: responder, lookup: lookup, live: live, refusing: refusing, secrets: secrets, limits: limits,
-                serverName: serverName)
+                serverName: serverName, metrics: metrics)
         }
     }
 }

@@ -71,7 +71,8 @@ enum QueryRoutes {
                     byteBuffer: ByteBuffer(
                         bytes: metrics.exposition(
                             storage: storage, statistics: statistics, source: source?.status,
-                            probes: lookup.prober == nil ? nil : lookup.statistics, ready: readiness.current.isReady)))
+                            probes: lookup.prober == nil ? nil : lookup.statistics, streams: hub.counts,
+                            ready: readiness.current.isReady)))
             )
         }
         router.get("/openapi.yaml") { _, _ -> Response in

@@ -44,5 +44,6 @@ extension SourceReport {
         resyncProbed = status.resyncProbed
         resyncCorrected = status.resyncCorrected
         lastResyncMilliseconds = status.lastResyncDuration.map { $0.seconds * 1000 }
+        keepAlivePings = status.keepAlivePings
     }
 }

@@ -20,7 +20,7 @@ struct SecretReloadService: Service {
 
     /// Reads every secret again.
     func reload() {
-        func attempt(_ what: String, metric: String, _ body: () throws -> String) {
+        func attempt(_ what: String, metric: ReloadableSecret, _ body: () throws -> String) {
             do {
                 let detail = try body()
                 metrics.recordSecretReload(metric, accepted: true)
@@ -31,20 +31,20 @@ struct SecretReloadService: Service {
             }
         }
         if let access = reloading.access {
-            attempt("API tokens", metric: "api-tokens") {
+            attempt("API tokens", metric: .apiTokens) {
                 let new = try access()
                 try secrets.replace(access: new)
                 return "\(new.tokenCount) tokens"
             }
         }
         if let feedSecret = reloading.feedSecret {
-            attempt("feed secret", metric: "feed-secret") {
+            attempt("feed secret", metric: .feedSecret) {
                 secrets.replace(feedSecret: try feedSecret())
                 return "new feeders prove the new secret"
             }
         }
         if let tls = reloading.tls {
-            attempt("TLS certificate and key", metric: "tls") {
+            attempt("TLS certificate and key", metric: .tls) {
                 try secrets.replace(tls: try tls())
                 return "new connections get the new certificate"
             }

@@ -14,6 +14,8 @@ public final class XMPPSession {
     public let isEncrypted: Bool
     /// The SASL mechanism used to log in.
     public let mechanism: String
+    /// The keep-alive pings this session has sent.
+    public let keepAlivePings = KeepAlivePings()
     private let reader: StanzaReader
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     private let channel: any Channel
@@ -83,16 +85,17 @@ public final class XMPPSession {
     }
 
     /// Pings the server when it has been silent for `interval`, and closes the connection as dead when nothing
-    /// arrives for `interval + timeout`. Runs on the connection's event loop until cancelled.
+    /// arrives for `interval + timeout`. Runs on the connection's event loop until cancelled, checking every
+    /// ``KeepAlive/checkPeriod``: a dead connection is closed at most that long after its deadline.
     func startKeepAlive(_ keepAlive: KeepAlive?) -> RepeatedTask? {
         guard let keepAlive else { return nil }
         let interval = TimeAmount(keepAlive.interval)
         let deadline = TimeAmount(keepAlive.interval + keepAlive.timeout)
-        let period = TimeAmount.nanoseconds(
-            max(50_000_000, min(interval, TimeAmount(keepAlive.timeout)).nanoseconds / 2))
+        let period = TimeAmount(keepAlive.checkPeriod)
         let lastReceived = reader.lastReceived
         let closeReason = reader.closeReason
         let pingSent = NIOLockedValueBox<(count: Int, at: NIODeadline?)>((0, nil))
+        let pings = keepAlivePings
         let channel = channel
         return channel.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { task in
             let now = NIODeadline.now()
@@ -111,7 +114,10 @@ public final class XMPPSession {
                 state.at = now
                 return "\(XMPPSession.keepAlivePrefix)\(state.count)"
             }
-            if let id { channel.writeAndFlush(ByteBuffer(bytes: IQ.ping(id: id)), promise: nil) }
+            if let id {
+                pings.recordSent()
+                channel.writeAndFlush(ByteBuffer(bytes: IQ.ping(id: id)), promise: nil)
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ import PresenceService
 import PresenceSource
 
 extension ReadinessConfiguration.WhenNotReady: ExpressibleByArgument {}
+extension ResyncConfiguration.Members: ExpressibleByArgument {}
 
 /// Running several `presence serve` behind a balancer: readiness, and the resync that heals what the XMPP server
 /// forgot to say.
@@ -24,24 +25,35 @@ struct ReplicaOptions: ParsableArguments {
 
     @Option(
         name: .customLong("resync-interval"),
-        help: "Seconds between asking the XMPP server again about every member (default: never).")
-    var resyncIntervalSeconds: Double?
+        help: ArgumentHelp(
+            "Seconds between asking the XMPP server again about members, or never (default 30).",
+            discussion: "A server can forget a session without telling anyone (an ejabberd node that crashes): the "
+                + "resync bounds how long such a status is shown, to the interval plus one pass over the members "
+                + "asked at --resync-rate."))
+    var resyncInterval = SecondsOrNever(seconds: ResyncConfiguration.defaultInterval.seconds)
 
     @Option(
         name: .customLong("resync-rate"),
         help: "Most members probed per second by a resync (default \(ResyncConfiguration.defaultMembersPerSecond)).")
     var resyncRate: Int = ResyncConfiguration.defaultMembersPerSecond
 
-    func validate(hasXMPPSource: Bool) throws {
+    @Option(
+        name: .customLong("resync-members"),
+        help: ArgumentHelp(
+            "Which members a resync asks: available or all (default \(ResyncConfiguration.defaultMembers.rawValue)).",
+            discussion: "available asks the members heard available and not confirmed offline since: the statuses a "
+                + "server can forget silently. all asks every roster member."))
+    var resyncMembers: ResyncConfiguration.Members = ResyncConfiguration.defaultMembers
+
+    func validate() throws {
         guard readyGraceSeconds.isFinite, (0 ... 86_400).contains(readyGraceSeconds) else {
             throw ValidationError("--ready-grace must be between 0 and 86400 seconds")
         }
         guard resyncRate >= 1 else { throw ValidationError("--resync-rate must be at least 1") }
-        if let resyncIntervalSeconds {
-            guard resyncIntervalSeconds.isFinite, (0.1 ... 604_800).contains(resyncIntervalSeconds) else {
-                throw ValidationError("--resync-interval must be between 0.1 and 604800 seconds")
+        if let seconds = resyncInterval.seconds {
+            guard (0.1 ... 604_800).contains(seconds) else {
+                throw ValidationError("--resync-interval must be between 0.1 and 604800 seconds, or never")
             }
-            guard hasXMPPSource else { throw ValidationError("--resync-interval needs --xmpp-jid: it asks the XMPP server") }
         }
     }
 
@@ -50,9 +62,9 @@ struct ReplicaOptions: ParsableArguments {
             grace: .milliseconds(Int64((readyGraceSeconds * 1000).rounded())), whenNotReady: whenNotReady)
     }
 
+    /// Nil when the resync is turned off (`--resync-interval never`).
     var resync: ResyncConfiguration? {
-        resyncIntervalSeconds.map {
-            ResyncConfiguration(interval: .milliseconds(Int64(($0 * 1000).rounded())), membersPerSecond: resyncRate)
-        }
+        guard let interval = resyncInterval.duration else { return nil }
+        return ResyncConfiguration(interval: interval, membersPerSecond: resyncRate, members: resyncMembers)
     }
 }

@@ -40,12 +40,17 @@ struct XMPPOptions: ParsableArguments {
     var resource: String = "presence-store"
 
     @Option(
-        name: .customLong("xmpp-keepalive"), help: "Seconds of server silence before a ping (default 60).")
+        name: .customLong("xmpp-keepalive"),
+        help: "Seconds of server silence before a ping (default \(KeepAlive.defaultInterval.components.seconds)).")
     var keepAliveSeconds: Int = Int(KeepAlive.defaultInterval.components.seconds)
 
     @Option(
         name: .customLong("xmpp-dead-timeout"),
-        help: "Further seconds without any answer before the connection is closed as dead (default 30).")
+        help: ArgumentHelp(
+            "Further seconds without any answer before the connection is closed as dead (default "
+                + "\(KeepAlive.defaultTimeout.components.seconds)).",
+            discussion: "A frozen server or a silent partition is noticed --xmpp-keepalive plus --xmpp-dead-timeout "
+                + "seconds after the server's last byte; what the watcher shows is then no longer live."))
     var deadTimeoutSeconds: Int = Int(KeepAlive.defaultTimeout.components.seconds)
 
     @Option(

@@ -1,0 +1,38 @@
+/// Which of the service's routes a request path is for: the `route` label of the request-duration histogram.
+///
+/// A fixed, small set, so a client that asks for a million different JIDs or paths adds no label value.
+enum HTTPRouteLabel: String, CaseIterable, Sendable {
+    /// `GET /v1/presence/{jid}`.
+    case presence
+    /// `GET /v1/presence?jid=…`.
+    case presenceBatch = "presence-batch"
+    /// `GET /v1/presence/events`: the time until the stream opens.
+    case events
+    case badge
+    case stats
+    case metrics
+    /// `/healthz` and `/readyz`.
+    case health
+    /// The people page's files.
+    case people
+    case openapi
+    /// Anything else, unknown paths included.
+    case other
+
+    /// The route of a request target (`/v1/presence/a%40b?policy=cache-only`).
+    init(target: String) {
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        switch path {
+        case "/v1/presence": self = .presenceBatch
+        case "/v1/presence/events": self = .events
+        case "/v1/stats": self = .stats
+        case "/metrics": self = .metrics
+        case "/healthz", "/readyz": self = .health
+        case "/openapi.yaml": self = .openapi
+        case _ where PeoplePage.isPageFile(path): self = .people
+        case _ where path.hasPrefix("/v1/presence/") && path.hasSuffix("/badge.svg"): self = .badge
+        case _ where path.hasPrefix("/v1/presence/"): self = .presence
+        default: self = .other
+        }
+    }
+}
