@@ -21,12 +21,15 @@ public final class ServiceMetrics: Sendable {
     private let updates: CoreMetrics.Counter
     private let streamErrors: CoreMetrics.Counter
     private let pressureEvents: CoreMetrics.Counter
+    private let streamsOpened: CoreMetrics.Counter
+    private let streamsStalled: CoreMetrics.Counter
+    private let keepAlivePings: CoreMetrics.Counter
     private let probeLatency: CoreMetrics.Timer
     private let flushDuration: CoreMetrics.Timer
     /// The request-duration histogram's series, one per route.
     private let requestDurations: [HTTPRouteLabel: CoreMetrics.Timer]
     /// What the counters were last advanced to: they only move forward by the difference at each scrape.
-    private let published = Locked([0, 0, 0, 0])
+    private let published = Locked([0, 0, 0, 0, 0, 0, 0])
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -52,6 +55,9 @@ public final class ServiceMetrics: Sendable {
         updates = Counter(label: "presence_updates_applied_total", factory: factory)
         streamErrors = Counter(label: "presence_stream_errors_total", factory: factory)
         pressureEvents = Counter(label: "presence_pressure_events_total", factory: factory)
+        streamsOpened = Counter(label: "presence_change_streams_opened_total", factory: factory)
+        streamsStalled = Counter(label: "presence_change_streams_stalled_total", factory: factory)
+        keepAlivePings = Counter(label: "presence_xmpp_keepalive_pings_total", factory: factory)
         probeLatency = Timer(label: "presence_probe_refill_seconds", factory: factory)
         flushDuration = Timer(label: "presence_disk_flush_seconds", factory: factory)
         // Counters an alert watches are exported at 0 from the start: a rule sees them before the first event.
@@ -110,8 +116,6 @@ public final class ServiceMetrics: Sendable {
         Gauge(label: "presence_pressure_level", factory: factory).record(
             MemoryPressure.allCases.firstIndex(of: statistics.pressureLevel) ?? 0)
         Gauge(label: "presence_change_streams_open", factory: factory).record(streams.open)
-        Gauge(label: "presence_change_streams_opened", factory: factory).record(streams.opened)
-        Gauge(label: "presence_change_streams_stalled", factory: factory).record(streams.closedAsStalled)
         let storageStatistics = storage.statistics
         entries.record(storageStatistics.entries)
         estimatedBytes.record(storageStatistics.estimatedBytes)
@@ -120,13 +124,14 @@ public final class ServiceMetrics: Sendable {
         if let resident = ProcessMemory.residentBytes() { residentBytes.record(resident) }
         let current = [
             statistics.stanzasRead, statistics.updatesApplied, statistics.streamErrorCount,
-            statistics.pressureEventTotal,
+            statistics.pressureEventTotal, streams.opened, streams.closedAsStalled, source?.keepAlivePings ?? 0,
         ]
         let deltas = published.withLock { published in
             defer { published = current.enumerated().map { max($1, published[$0]) } }
             return current.enumerated().map { max($1 - published[$0], 0) }
         }
-        for (counter, delta) in zip([stanzas, updates, streamErrors, pressureEvents], deltas) where delta > 0 {
+        let counters = [stanzas, updates, streamErrors, pressureEvents, streamsOpened, streamsStalled, keepAlivePings]
+        for (counter, delta) in zip(counters, deltas) where delta > 0 {
             counter.increment(by: delta)
         }
         for cause in RemovalCause.allCases {
@@ -150,7 +155,6 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_resync_corrected", factory: factory).record(source.resyncCorrected)
             Gauge(label: "presence_xmpp_last_resync_seconds", factory: factory).record(
                 source.lastResyncDuration?.seconds ?? 0)
-            Gauge(label: "presence_xmpp_keepalive_pings", factory: factory).record(source.keepAlivePings)
         }
         if let tier = storage as? TieredStorage {
             let disk = tier.tierStatistics

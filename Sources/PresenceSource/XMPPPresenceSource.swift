@@ -41,6 +41,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     private let pendingProbes: PendingProbes
     private let answering: AnswerConfiguration
     private let resync: ResyncConfiguration?
+    private let resyncCandidates = ResyncCandidates()
     /// The current session's keep-alive pings, counted into the status's total when the session ends.
     private let sessionPings = Locked<KeepAlivePings?>(nil)
 
@@ -88,9 +89,14 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
 
     /// The source's state now.
     public var status: XMPPSourceStatus {
-        var status = state.withLock { $0 }
+        // Under the session's ping counter's lock, as when a session's pings are added to the total: a read never
+        // sees them in neither place.
+        var status = sessionPings.withLock { pings in
+            var status = state.withLock { $0 }
+            status.keepAlivePings += pings?.count ?? 0
+            return status
+        }
         status.partialUsers = partialCount
-        status.keepAlivePings += sessionPings.withLock { $0?.count ?? 0 }
         return status
     }
 
@@ -218,6 +224,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         defer {
             pendingProbes.close()
             confirmations.reset()
+            resyncCandidates.reset()
             let pings = session.keepAlivePings.count
             sessionPings.withLock { current in
                 state.withLock { $0.keepAlivePings += pings }
@@ -231,7 +238,10 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         ingest.willApply = { [self] update, time in
             confirmations.record(update, receivedAt: time)
             if notePartial(update) { madeWhole.withLock { $0 = update.from.bare } }
-            if resync != nil { noteResyncCorrection(update) }
+            if resync != nil {
+                noteResyncCorrection(update)
+                resyncCandidates.note(update)
+            }
         }
         let sender = session.sender
         try await session.send(RosterQuery.request(id: "roster-1"))
@@ -419,14 +429,12 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
     }
 
-    /// The watched members a resync asks: all of them, or those the storage shows with an available resource,
-    /// whichever path wrote their status. (A lookup: on an LRU it counts as a use of the member.)
+    /// The watched members a resync asks, in the order of their JIDs (so a member keeps about the same place in
+    /// every pass): all of them, or those heard available and not confirmed offline since.
     private func membersToResync(_ which: ResyncConfiguration.Members) -> [BareJID] {
-        let members = watched.withLock { Array($0) }
-        switch which {
-        case .all: return members
-        case .available: return members.filter(isShownAvailable)
-        }
+        let members = watched.withLock { $0 }
+        let asked = which == .all ? members : resyncCandidates.current(among: members)
+        return asked.sorted { $0.rawValue < $1.rawValue }
     }
 
     /// Whether the storage shows `member` with an available resource (the shown presence only: an encoded
@@ -477,6 +485,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         let corrected: Bool
         switch settled.verdict {
         case .offline:
+            resyncCandidates.confirmedOffline(member)
             let stored = storage.lookup(member)
             if case .present(let presence) = stored, presence.status?.isAvailable == false {
                 corrected = false
@@ -617,6 +626,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         for member in gone { storage.remove(member) }
         partial.withLock { $0.subtract(gone) }
         confirmations.forget(gone)
+        resyncCandidates.forget(gone)
 
         return members.subtracting(before)
     }

@@ -25,17 +25,9 @@ struct FrozenServerTests {
         defer { _ = replica.stop() }
         #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
 
-        let stream = try ServerSentEventReader(
-            host: "127.0.0.1", port: replica.httpPort, path: "/v1/presence/events?jid=bob@example.test")
-        let closer = Locked<ServerSentEventReader?>(stream)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 90) { closer.withLock { $0?.close() } }
-        defer { closer.withLock { $0?.close() } }
-        func answer(_ event: ServerSentEventReader.Event?) -> [String: Any]? {
-            event.flatMap { try? JSONSerialization.jsonObject(with: Data($0.data.utf8)) as? [String: Any] }
-        }
-        var latest = try #require(answer(try stream.next()))
-        while latest["live"] as? Bool != true, let next = answer(try stream.next()) { latest = next }
-        #expect(latest["live"] as? Bool == true && latest["status"] as? String == "In the office", "\(latest)")
+        let stream = try AnswerStream(port: replica.httpPort, jids: ["bob@example.test"], lasting: 90)
+        let live = try #require(try stream.next { $0["live"] as? Bool == true })
+        #expect(live["status"] as? String == "In the office", "\(live)")
 
         server.pause()
         let frozen = ContinuousClock.now
@@ -43,11 +35,8 @@ struct FrozenServerTests {
         defer { if !resumed.withLock({ $0 }) { server.resume() } }
         // The same status, no longer live: sent when the keep-alive gives the connection up. (Answers sent again
         // before the freeze, still live, may come first.)
-        var notLive = try #require(answer(try stream.next()), "the stream hears that the answer is not live")
-        while notLive["live"] as? Bool == true, let next = answer(try stream.next()) {
-            #expect(next["status"] as? String == "In the office")
-            notLive = next
-        }
+        let notLive = try #require(
+            try stream.next { $0["live"] as? Bool == false }, "the stream hears that the answer is not live")
         let noticedAfter = ContinuousClock.now - frozen
         #expect(notLive["live"] as? Bool == false, "\(notLive)")
         #expect(notLive["status"] as? String == "In the office", "the status is kept, as of the hang: \(notLive)")
@@ -58,9 +47,7 @@ struct FrozenServerTests {
         // Back: the watcher logs in again and the stream is live again.
         server.resume()
         resumed.withLock { $0 = true }
-        latest = notLive
-        while latest["live"] as? Bool != true, let next = answer(try stream.next()) { latest = next }
-        #expect(latest["live"] as? Bool == true, "\(latest)")
+        #expect(try stream.next { $0["live"] as? Bool == true } != nil, "live again")
         let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
         #expect(source["keepAlivePings"] as? Int ?? 0 >= 1, "the hang was found by a ping left unanswered")
         _ = bob

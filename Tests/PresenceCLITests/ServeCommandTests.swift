@@ -182,6 +182,18 @@ struct ServeCommandTests {
         #expect(result.stderr.contains("--allow-remote"))
     }
 
+    @Test func resyncSettingsWithoutAnXMPPSourceOrOutOfRangeAreRefused() throws {
+        for (arguments, says) in [
+            (["--resync-interval", "5"], "need --xmpp-jid"), (["--resync-members", "all"], "need --xmpp-jid"),
+            (["--resync-interval", "0"], "between 0.1 and 604800 seconds, or never"),
+            (["--resync-interval", "soon"], "resync-interval"), (["--resync-members", "some"], "resync-members"),
+        ] {
+            let result = try CLI.run(["serve"] + arguments, timeout: .seconds(30))
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.contains(says), "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test func aServerThatIsNotThereIsAClearError() throws {
         let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)  // bound, not listening: connections are refused
         defer { close(descriptor) }

@@ -223,6 +223,34 @@ struct ServiceTests {
         }
     }
 
+    @Test func everyRequestIsTimedByItsRouteWhicheverPathAnswersIt() async throws {
+        try await withService(storage: DictionaryMemoryStorage()) { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send("<presence from='a@example.com/desk'/>")
+            #expect(try await eventually { try await state(of: "a@example.com", port: ports.http)?.state == .available })
+            // The storage's fast path answers these two; the router the rest.
+            _ = try await httpGet("/v1/presence/a@example.com", port: ports.http)
+            _ = try await httpGet("/v1/presence?jid=a@example.com&jid=b@example.com", port: ports.http)
+            _ = try await httpGet("/v1/presence/a@example.com/badge.svg", port: ports.http)
+            _ = try await httpGet("/v1/stats", port: ports.http)
+            _ = try await httpGet("/no/such/path", port: ports.http)
+            let text = String(decoding: try await httpGet("/metrics", port: ports.http).body, as: UTF8.self)
+            func count(_ route: String) -> Int? {
+                let prefix = "presence_http_request_duration_seconds_count{route=\"\(route)\"} "
+                return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) }
+            }
+            // The `state(of:)` polls above are single-JID queries too.
+            #expect(count("presence") ?? 0 >= 2)
+            #expect(count("presence-batch") == 1)
+            #expect(count("badge") == 1)
+            #expect(count("stats") == 1)
+            #expect(count("other") == 1)
+            #expect(count("metrics") == 0, "the scrape is timed once its answer is written: \(text)")
+            #expect(count("events") == 0)
+        }
+    }
+
     @Test func withoutAnXMPPSourceAnswersComeFromTheStorageAndProbingPoliciesAreRefused() async throws {
         try await withService(storage: LRUMemoryStorage(countLimit: 1)) { ports in
             let feeder = try await Feeder.connect(port: ports.feed)

@@ -73,9 +73,10 @@ package final class EjabberdServer: XMPPTestServer {
                 "+K", "true", "-noinput", "-mnesia", "dir", "\"\(directory.appendingPathComponent("spool").path)\"",
             ]
             if case .cluster(_, _, let joining?) = distribution {
-                // Joins as it starts: Mnesia reaches the cluster's node and this node keeps disc copies of every
-                // table (what `ejabberdctl join_cluster` ends with, without restarting ejabberd). On a restart
-                // the schema is already on disc and the change is a no-op.
+                // Joins as it starts: Mnesia reaches the cluster's node, this node's schema is made a disc copy,
+                // and ejabberd then makes local copies of its tables as it starts (what `ejabberdctl
+                // join_cluster` ends with, without restarting ejabberd). On a restart the schema is already on
+                // disc and the change is a no-op.
                 arguments += [
                     "-mnesia", "extra_db_nodes", "['\(joining)']", "-eval",
                     "ok = application:start(mnesia), mnesia:change_table_copy_type(schema, node(), disc_copies).",

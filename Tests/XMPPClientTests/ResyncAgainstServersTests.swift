@@ -10,12 +10,12 @@ import XMPPClient
 /// ejabberd: whom it asks, and what it costs the server.
 @Suite("The resync against real Prosody and ejabberd", .serialized)
 struct ResyncAgainstServersTests {
-    @Test func theDefaultsBoundAForgottenStatusToAMinuteForAThousandPeopleAllOnline() {
+    @Test func theDefaultsBoundAForgottenStatusToUnderAMinuteForAThousandPeopleAllOnline() {
         let resync = ResyncConfiguration.default
         #expect(resync.members == .available)
-        #expect(resync.stalenessBound(askedMembers: 1_000) <= .seconds(60))
+        #expect(resync.stalenessBound(askedMembers: 1_000) == .seconds(50))
         // 10,000 people, 5% of them online: the offline ones are not asked.
-        #expect(resync.stalenessBound(askedMembers: 500) <= .seconds(60))
+        #expect(resync.stalenessBound(askedMembers: 500) == .seconds(40))
     }
 
     @Test(arguments: XMPPServerKind.allCases)

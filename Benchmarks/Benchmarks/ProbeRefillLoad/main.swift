@@ -112,7 +112,8 @@ func startWatcher(
         configuration: XMPPClientConfiguration(
             account: try BareJID("watcher@\(server.domain)"), password: LoadAccounts.password, resource: resource,
             host: "127.0.0.1", port: server.port, tls: .off),
-        storage: storage, answering: .init(settle: settle), logger: logger)
+        // No periodic resync: its probes would mix with the refill's; ResyncCost measures them on their own.
+        storage: storage, answering: .init(settle: settle), resync: nil, logger: logger)
     let service = PresenceServer(
         configuration: ServiceConfiguration(
             feedPort: 0, httpPort: 0, lookup: .init(probesPerSecond: probesPerSecond)),

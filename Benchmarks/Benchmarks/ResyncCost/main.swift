@@ -6,7 +6,8 @@
 //
 // It reports the server's CPU with nobody changing status, first before the first resync (the keep-alive alone:
 // one ping per 10 s of silence), then over whole resync cycles, with the probes a second the resync sent, how
-// long one pass took, and the bound it gives on how long a status the server forgot stays shown.
+// long one pass took, and the bound it gives on how long a status the server forgot stays shown; last, the
+// keep-alive's pings while the online members change status ten times a second between them (a busy server).
 import Foundation
 import LoadSupport
 import PresenceModel
@@ -32,6 +33,8 @@ report("\(server.name): \(memberCount) members, \(onlineCount) online; resync ev
 let loggedIn = Atomic<Int>(0)
 let failures = Atomic<Int>(0)
 let endGate = Gate()
+let busyGate = Gate()
+let changing = Atomic<Bool>(true)
 let members = Task {
     await withTaskGroup(of: Void.self) { group in
         for index in 0 ..< onlineCount {
@@ -46,6 +49,16 @@ let members = Task {
                         writer.presence(show: "away", status: "Member \(index)", priority: 1)
                         try await session.send(writer.bytes)
                         loggedIn.add(1, ordering: .relaxed)
+                        await busyGate.wait()
+                        // Ten changes a second in all, spread over the online members.
+                        var round = 0
+                        while changing.load(ordering: .relaxed) {
+                            try await Task.sleep(for: .milliseconds(100 * onlineCount))
+                            round += 1
+                            var writer = XMPPWriter()
+                            writer.presence(show: round % 2 == 0 ? "away" : "dnd", status: "Change \(round)", priority: 1)
+                            try await session.send(writer.bytes)
+                        }
                         await endGate.wait()
                     }
                 } catch {
@@ -107,6 +120,21 @@ report(
 report(
     "one pass: \(pass); a forgotten status is shown at most about "
         + "\(resync.interval + pass) (interval + pass), corrected \(after.resyncCorrected)")
+
+// A busy server: changes reach the watcher all the time, so the keep-alive has no silence to ping in.
+busyGate.open()
+try await Task.sleep(for: .seconds(1))
+pings = source.status.keepAlivePings
+let received = source.status.presencesReceived
+start = ContinuousClock.now
+try await Task.sleep(for: .seconds(60))
+window = seconds(ContinuousClock.now - start)
+report(
+    String(
+        format: "busy, %.1f changes a second: %.1f pings a minute over %.0f s",
+        Double(source.status.presencesReceived - received) / window,
+        Double(source.status.keepAlivePings - pings) / window * 60, window))
+changing.store(false, ordering: .relaxed)
 
 endGate.open()
 sourceTask.cancel()

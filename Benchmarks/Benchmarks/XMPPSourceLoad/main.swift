@@ -115,7 +115,8 @@ let source = XMPPPresenceSource(
     configuration: XMPPClientConfiguration(
         account: try BareJID("watcher@\(domain)"), password: "pw", resource: "presence", host: "127.0.0.1", port: port,
         tls: .off),
-    storage: storage)
+    // No periodic resync: its probes would mix with the changes measured; ResyncCost measures them on their own.
+    storage: storage, resync: nil)
 let watchStart = ContinuousClock.now
 let sourceTask = Task { await source.run() }
 while !source.status.snapshotComplete { try await Task.sleep(for: .milliseconds(2)) }

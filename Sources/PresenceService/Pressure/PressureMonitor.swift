@@ -34,8 +34,11 @@ public struct PressureMonitor: Service {
             } catch {
                 return
             }
+            var highest = MemoryPressure.normal
+            defer { statistics.recordPressureCheck(highest) }
             for source in sources {
                 guard let level = source.check(.timer) else { continue }
+                highest = max(highest, level)
                 let response = storage.handle(level)
                 statistics.record(
                     PressureEvent(time: PresenceTime.now(), source: source.description, response: response))

@@ -17,6 +17,7 @@ public final class ServiceStatistics: Sendable {
     private let pressureTotal = Atomic<Int>(0)
     /// The most recent pressure events: a service under pressure for days must not grow without bound.
     private let pressureLog = Locked<[PressureEvent]>([])
+    private let checkedPressure = Locked(MemoryPressure.normal)
     private static let pressureLogCapacity = 1000
 
     public init() {}
@@ -63,7 +64,12 @@ public final class ServiceStatistics: Sendable {
     public var pressureEventTotal: Int { pressureTotal.load(ordering: .relaxed) }
 
     public var pressureEvents: [PressureEvent] { pressureLog.current }
-    public var pressureLevel: MemoryPressure { pressureLog.withLock { $0.last?.response.level } ?? .normal }
+    /// The pressure level the sources reported at their last check: `normal` when none reported any, so it falls
+    /// back once pressure is gone.
+    public var pressureLevel: MemoryPressure { checkedPressure.withLock { $0 } }
+
+    /// The highest level the pressure sources reported at one check (`normal` when none did).
+    func recordPressureCheck(_ level: MemoryPressure) { checkedPressure.withLock { $0 = level } }
 }
 
 /// One pressure event the service delivered to its storage, and what it cost.

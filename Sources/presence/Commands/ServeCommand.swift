@@ -92,7 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        try replicaOptions.validate()
+        try replicaOptions.validate(hasXMPPSource: xmppOptions.jid != nil)
         if storage.hasDiskTier && diskOptions.dataDirectory == nil {
             throw ValidationError("--storage \(storage) keeps its disk tier in --data-dir: give one")
         }

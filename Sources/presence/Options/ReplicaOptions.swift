@@ -26,16 +26,17 @@ struct ReplicaOptions: ParsableArguments {
     @Option(
         name: .customLong("resync-interval"),
         help: ArgumentHelp(
-            "Seconds between asking the XMPP server again about members, or never (default 30).",
+            "Seconds between asking the XMPP server again about members, or never (default "
+                + "\(ResyncConfiguration.defaultInterval.components.seconds)).",
             discussion: "A server can forget a session without telling anyone (an ejabberd node that crashes): the "
-                + "resync bounds how long such a status is shown, to the interval plus one pass over the members "
+                + "resync bounds how long such a status is shown, to the interval plus two passes over the members "
                 + "asked at --resync-rate."))
-    var resyncInterval = SecondsOrNever(seconds: ResyncConfiguration.defaultInterval.seconds)
+    var resyncInterval: SecondsOrNever?
 
     @Option(
         name: .customLong("resync-rate"),
         help: "Most members probed per second by a resync (default \(ResyncConfiguration.defaultMembersPerSecond)).")
-    var resyncRate: Int = ResyncConfiguration.defaultMembersPerSecond
+    var resyncRate: Int?
 
     @Option(
         name: .customLong("resync-members"),
@@ -43,17 +44,18 @@ struct ReplicaOptions: ParsableArguments {
             "Which members a resync asks: available or all (default \(ResyncConfiguration.defaultMembers.rawValue)).",
             discussion: "available asks the members heard available and not confirmed offline since: the statuses a "
                 + "server can forget silently. all asks every roster member."))
-    var resyncMembers: ResyncConfiguration.Members = ResyncConfiguration.defaultMembers
+    var resyncMembers: ResyncConfiguration.Members?
 
-    func validate() throws {
+    func validate(hasXMPPSource: Bool) throws {
         guard readyGraceSeconds.isFinite, (0 ... 86_400).contains(readyGraceSeconds) else {
             throw ValidationError("--ready-grace must be between 0 and 86400 seconds")
         }
-        guard resyncRate >= 1 else { throw ValidationError("--resync-rate must be at least 1") }
-        if let seconds = resyncInterval.seconds {
-            guard (0.1 ... 604_800).contains(seconds) else {
-                throw ValidationError("--resync-interval must be between 0.1 and 604800 seconds, or never")
-            }
+        if let resyncRate, resyncRate < 1 { throw ValidationError("--resync-rate must be at least 1") }
+        if let seconds = resyncInterval?.seconds, !(0.1 ... 604_800).contains(seconds) {
+            throw ValidationError("--resync-interval must be between 0.1 and 604800 seconds, or never")
+        }
+        if !hasXMPPSource && (resyncInterval != nil || resyncRate != nil || resyncMembers != nil) {
+            throw ValidationError("--resync-interval, --resync-rate and --resync-members need --xmpp-jid: they ask the XMPP server")
         }
     }
 
@@ -64,7 +66,11 @@ struct ReplicaOptions: ParsableArguments {
 
     /// Nil when the resync is turned off (`--resync-interval never`).
     var resync: ResyncConfiguration? {
-        guard let interval = resyncInterval.duration else { return nil }
-        return ResyncConfiguration(interval: interval, membersPerSecond: resyncRate, members: resyncMembers)
+        let defaults = ResyncConfiguration.default
+        let interval = resyncInterval ?? SecondsOrNever(seconds: defaults.interval.seconds)
+        guard let interval = interval.duration else { return nil }
+        return ResyncConfiguration(
+            interval: interval, membersPerSecond: resyncRate ?? defaults.membersPerSecond,
+            members: resyncMembers ?? defaults.members)
     }
 }
