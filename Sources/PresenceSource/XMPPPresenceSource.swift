@@ -627,7 +627,6 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         partial.withLock { $0.subtract(gone) }
         confirmations.forget(gone)
         resyncCandidates.forget(gone)
-
         return members.subtracting(before)
     }
 }
