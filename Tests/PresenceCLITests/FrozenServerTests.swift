@@ -26,7 +26,7 @@ struct FrozenServerTests {
         #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
 
         let stream = try AnswerStream(port: replica.httpPort, jids: ["bob@example.test"], lasting: 90)
-        let live = try #require(try stream.next { $0["live"] as? Bool == true })
+        let live = try #require(try await stream.next { $0["live"] as? Bool == true })
         #expect(live["status"] as? String == "In the office", "\(live)")
 
         server.pause()
@@ -36,7 +36,7 @@ struct FrozenServerTests {
         // The same status, no longer live: sent when the keep-alive gives the connection up. (Answers sent again
         // before the freeze, still live, may come first.)
         let notLive = try #require(
-            try stream.next { $0["live"] as? Bool == false }, "the stream hears that the answer is not live")
+            try await stream.next { $0["live"] as? Bool == false }, "the stream hears that the answer is not live")
         let noticedAfter = ContinuousClock.now - frozen
         #expect(notLive["live"] as? Bool == false, "\(notLive)")
         #expect(notLive["status"] as? String == "In the office", "the status is kept, as of the hang: \(notLive)")
@@ -47,7 +47,7 @@ struct FrozenServerTests {
         // Back: the watcher logs in again and the stream is live again.
         server.resume()
         resumed.withLock { $0 = true }
-        #expect(try stream.next { $0["live"] as? Bool == true } != nil, "live again")
+        #expect(try await stream.next { $0["live"] as? Bool == true } != nil, "live again")
         let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
         #expect(source["keepAlivePings"] as? Int ?? 0 >= 1, "the hang was found by a ping left unanswered")
         _ = bob

@@ -172,19 +172,19 @@ struct ServeReplicaTests {
         defer { _ = second.stop() }
         // A stream that never hears again ends within a minute instead of waiting for ever between heartbeats.
         let stream = try AnswerStream(port: second.httpPort, jids: ["bob@example.test"])
-        let restored = try #require(try stream.next())
+        let restored = try #require(try await stream.next())
         #expect(restored["status"] as? String == "In the office")
         #expect(restored["asOf"] is String && restored["live"] as? Bool == false, "\(restored)")
 
         // The snapshot finds bob as he was: his status does not change, but his answer does.
         server.resume()
         paused.withLock { $0 = false }
-        let confirmed = try #require(try stream.next(), "the stream hears that the status is current")
+        let confirmed = try #require(try await stream.next(), "the stream hears that the status is current")
         #expect(confirmed["status"] as? String == "In the office")
         #expect(confirmed["asOf"] is NSNull, "\(confirmed)")
         // And once the snapshot is complete the source is live, which the stream hears too.
         let latest =
-            confirmed["live"] as? Bool == true ? confirmed : try #require(try stream.next { $0["live"] as? Bool == true })
+            confirmed["live"] as? Bool == true ? confirmed : try #require(try await stream.next { $0["live"] as? Bool == true })
         #expect(latest["status"] as? String == "In the office", "\(latest)")
         _ = bob
     }

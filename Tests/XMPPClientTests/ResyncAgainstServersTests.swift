@@ -28,7 +28,7 @@ struct ResyncAgainstServersTests {
         try await alice.available(status: "Here")
         organisation.startWatching()
         #expect(try await organisation.snapshotComplete())
-        #expect(try await eventually { organisation.source.status.resyncs >= 2 })
+        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.resyncs >= 2 })
         let status = organisation.source.status
         #expect(status.resyncProbed == status.resyncs, "one member asked per resync: \(status)")
         #expect(status.resyncCorrected == 0)
@@ -41,7 +41,7 @@ struct ResyncAgainstServersTests {
         alice.logOff()
         #expect(try await eventually { organisation.state(of: "alice") == .offline })
         let before = organisation.source.status
-        #expect(try await eventually { organisation.source.status.resyncs >= before.resyncs + 2 })
+        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.resyncs >= before.resyncs + 2 })
         let after = organisation.source.status
         #expect(after.resyncProbed - before.resyncProbed <= (after.resyncs - before.resyncs) + 1, "\(before) \(after)")
         _ = bob
@@ -57,7 +57,7 @@ struct ResyncAgainstServersTests {
         try await alice.available(status: "Here")
         organisation.startWatching()
         #expect(try await organisation.snapshotComplete())
-        #expect(try await eventually { organisation.source.status.resyncs >= 2 })
+        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.resyncs >= 2 })
         let status = organisation.source.status
         #expect(status.resyncProbed == 4 * status.resyncs, "\(status)")
         #expect(organisation.state(of: "carol") == .offline && organisation.state(of: "alice") == .available)
