@@ -56,7 +56,7 @@ struct GrafanaDashboardTests {
             accounts: ["watcher": ServeReplicaTests.password, "bob": "b"], groups: ["Staff": ["watcher", "bob"]])
         defer { server.stop() }
         let data = server.directory.appendingPathComponent("dashboard-data-\(UUID())").path
-        let replica = try RunningServer(
+        let replica = try await RunningServer.started(
             try ServeReplicaTests.replicaArguments(server, resource: "dashboard") + [
                 "--data-dir", data, "--disk-flush-interval", "200",
             ])
@@ -78,5 +78,6 @@ struct GrafanaDashboardTests {
         #expect(referenced.count >= 30)
         let missing = referenced.subtracting(exported).sorted()
         #expect(missing.isEmpty, "queried by the dashboard but not exported: \(missing)")
+        #expect(await replica.stopped() == 0)
     }
 }

@@ -1,10 +1,14 @@
 import Foundation
 import LoopbackHTTP
+import PresenceTestSupport
 import Testing
 
 /// `presence serve` on ports the kernel picks (port 0), read back from its start-up log line: no port is ever
 /// chosen by the test and raced for.
-final class RunningServer {
+// @unchecked: every stored property is set once in `init` and never reassigned; `Process` and `PipeDrain` are safe
+// to use from any thread (the drain keeps its text under a lock of its own). It crosses to a thread of its own
+// only so that an async test does not hold one of the cooperative pool's threads while it waits for the process.
+final class RunningServer: @unchecked Sendable {
     let process = Process()
     let feedPort: Int
     let httpPort: Int
@@ -35,6 +39,17 @@ final class RunningServer {
             throw CocoaError(.fileReadUnknown, userInfo: ["log": errors.text])
         }
         (feedPort, httpPort) = ports
+    }
+
+    /// Starts the service from an async test, waiting for its ports on a thread of its own rather than on one of
+    /// the cooperative pool's two (a service built for ThreadSanitizer takes seconds to start on a loaded machine).
+    static func started(_ arguments: [String] = [], environment: [String: String] = [:]) async throws -> RunningServer {
+        try await onAThreadOfItsOwn { try RunningServer(arguments, environment: environment) }
+    }
+
+    /// ``stop()`` from an async test, waited for on a thread of its own.
+    func stopped() async -> Int32 {
+        await onAThreadOfItsOwn { self.stop() }
     }
 
     /// What the service logged so far.
@@ -182,13 +197,13 @@ struct ServeCommandTests {
         #expect(result.stderr.contains("--allow-remote"))
     }
 
-    @Test func resyncSettingsWithoutAnXMPPSourceOrOutOfRangeAreRefused() throws {
+    @Test func resyncSettingsWithoutAnXMPPSourceOrOutOfRangeAreRefused() async throws {
         for (arguments, says) in [
             (["--resync-interval", "5"], "need --xmpp-jid"), (["--resync-members", "all"], "need --xmpp-jid"),
             (["--resync-interval", "0"], "between 0.1 and 604800 seconds, or never"),
             (["--resync-interval", "soon"], "resync-interval"), (["--resync-members", "some"], "resync-members"),
         ] {
-            let result = try CLI.run(["serve"] + arguments, timeout: .seconds(30))
+            let result = try await CLI.run(["serve"] + arguments, timeout: .seconds(30))
             #expect(result.status == 64, "\(arguments)")
             #expect(result.stderr.contains(says), "\(arguments): \(result.stderr)")
         }

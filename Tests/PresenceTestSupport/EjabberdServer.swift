@@ -69,8 +69,11 @@ package final class EjabberdServer: XMPPTestServer {
             process.currentDirectoryURL = directory
             var environment = self.environment
             // The arguments `ejabberdctl foreground` passes, without its switch to the `ejabberd` system user.
+            // Schedulers that sleep when they have nothing to do instead of spinning first: a test machine runs
+            // several nodes beside the suite, and spinning schedulers take its cores from everything else.
             var arguments = ["-sname", node] + distribution.apply(to: &environment) + [
-                "+K", "true", "-noinput", "-mnesia", "dir", "\"\(directory.appendingPathComponent("spool").path)\"",
+                "+K", "true", "+sbwt", "none", "+sbwtdcpu", "none", "+sbwtdio", "none", "-noinput", "-mnesia", "dir",
+                "\"\(directory.appendingPathComponent("spool").path)\"",
             ]
             if case .cluster(_, _, let joining?) = distribution {
                 // Joins as it starts: Mnesia reaches the cluster's node, this node's schema is made a disc copy,

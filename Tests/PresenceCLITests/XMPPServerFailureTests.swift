@@ -4,10 +4,61 @@ import PresenceStore
 import PresenceTestSupport
 import Testing
 
-/// `presence serve` watching a real two-node ejabberd cluster, one of whose nodes crashes: its members' sessions
-/// vanish from the cluster with no unavailable presence to anyone, and only the resync can tell.
-@Suite("presence serve on a two-node ejabberd cluster")
-struct EjabberdClusterTests {
+/// `presence serve` with its default flags when its XMPP server fails without a word: a server that stops
+/// without closing anything (SIGSTOP: what a stuck process or a silent partition looks like), which the keep-alive
+/// notices, every open change stream hearing at once that what it shows is no longer live; and a node of a
+/// two-node ejabberd cluster that crashes, whose members' sessions vanish from the cluster with no unavailable
+/// presence to anyone, which only the resync can tell.
+///
+/// One at a time: each holds real servers (two Erlang VMs for the cluster) and a service process for tens of
+/// seconds, which a machine running the rest of the suite under ThreadSanitizer has little room for.
+@Suite("presence serve when its XMPP server fails without a word", .serialized)
+struct XMPPServerFailureTests {
+    /// The promise: a hang is noticed within 30 s of the server's last byte.
+    static let noticedWithin: Duration = .seconds(30)
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func aFrozenServerIsNoticedWithinThirtySecondsAndOpenStreamsHearTheyAreNotLive(on kind: XMPPServerKind)
+        async throws
+    {
+        let server = try await kind.start(
+            accounts: ["watcher": ServeReplicaTests.password, "bob": "b"], groups: ["Staff": ["watcher", "bob"]])
+        defer { server.stop() }
+        let bob = try await MemberClient("bob", password: "b", resource: "desk", server: server.endpoint)
+        try await bob.available(status: "In the office")
+        let replica = try await RunningServer.started(try ServeReplicaTests.replicaArguments(server, resource: "frozen"))
+        defer { _ = replica.stop() }
+        #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
+
+        let stream = try AnswerStream(port: replica.httpPort, jids: ["bob@example.test"], lasting: 90)
+        let live = try #require(try await stream.next { $0["live"] as? Bool == true })
+        #expect(live["status"] as? String == "In the office", "\(live)")
+
+        server.pause()
+        let frozen = ContinuousClock.now
+        let resumed = Locked(false)
+        defer { if !resumed.withLock({ $0 }) { server.resume() } }
+        // The same status, no longer live: sent when the keep-alive gives the connection up. (Answers sent again
+        // before the freeze, still live, may come first.)
+        let notLive = try #require(
+            try await stream.next { $0["live"] as? Bool == false }, "the stream hears that the answer is not live")
+        let noticedAfter = ContinuousClock.now - frozen
+        #expect(notLive["live"] as? Bool == false, "\(notLive)")
+        #expect(notLive["status"] as? String == "In the office", "the status is kept, as of the hang: \(notLive)")
+        #expect(noticedAfter <= Self.noticedWithin, "noticed after \(noticedAfter)")
+        print("a frozen \(kind) was noticed \(noticedAfter) after it froze")
+        #expect(try await eventually { replica.log.contains("the connection is dead") }, "the log says why")
+
+        // Back: the watcher logs in again and the stream is live again.
+        server.resume()
+        resumed.withLock { $0 = true }
+        #expect(try await stream.next { $0["live"] as? Bool == true } != nil, "live again")
+        let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
+        #expect(source["keepAlivePings"] as? Int ?? 0 >= 1, "the hang was found by a ping left unanswered")
+        #expect(await replica.stopped() == 0)
+        _ = bob
+    }
+
     @Test func whenANodeCrashesEveryMemberIsExactAgainWithinTheResyncBound() async throws {
         let people = ["alice", "bob", "carol", "dave", "erin"]
         let cluster = try await onAThreadOfItsOwn {
@@ -32,7 +83,7 @@ struct EjabberdClusterTests {
         // A short interval for the test: the bound is the interval plus one pass over the members shown
         // available (four here) plus the server's answer.
         let interval = 1.0
-        let replica = try RunningServer(
+        let replica = try await RunningServer.started(
             try ServeReplicaTests.replicaArguments(cluster.first, resource: "cluster") + [
                 "--resync-interval", String(interval),
             ])
@@ -65,6 +116,7 @@ struct EjabberdClusterTests {
         #expect(source["resyncCorrected"] as? Int ?? 0 >= 3, "alice, bob and carol's phone: \(source)")
         #expect(replica.log.contains("resync corrected a status the server no longer holds"))
         print("a crashed node's statuses were corrected \(took) after the crash")
+        #expect(await replica.stopped() == 0)
         _ = sessions
     }
 }
