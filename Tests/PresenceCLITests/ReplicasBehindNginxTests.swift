@@ -73,7 +73,10 @@ struct ReplicasBehindNginxTests {
         defer { _ = load.stop() }
         try await Task.sleep(for: .seconds(1))
         try await setEveryone(to: 2)
-        try await Task.sleep(for: .milliseconds(500))
+        // Every stream open and caught up before a replica dies: a loaded machine can take seconds to open them.
+        #expect(
+            try await eventually(timeout: .seconds(30)) { load.latestByStream.allSatisfy { $0 == Self.everyone(at: 2) } },
+            "every stream is open and has everyone at 2 before the kill: \(load.latestByStream)")
         // The replica killed is one that serves a stream (nginx spreads the streams as it likes), so that a stream
         // must come back through the balancer.
         let serving = load.instancesSoFar
