@@ -155,6 +155,11 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_resync_corrected", factory: factory).record(source.resyncCorrected)
             Gauge(label: "presence_xmpp_last_resync_seconds", factory: factory).record(
                 source.lastResyncDuration?.seconds ?? 0)
+            Gauge(label: "presence_xmpp_read_limited", factory: factory).record(source.readLimit == nil ? 0 : 1)
+            Gauge(label: "presence_xmpp_read_limit_bytes_per_second", factory: factory).record(
+                source.readLimit?.bytesPerSecond ?? 0)
+            Gauge(label: "presence_xmpp_questions_waiting", factory: factory).record(source.questionsWaiting)
+            Gauge(label: "presence_xmpp_questions_in_flight", factory: factory).record(source.questionsInFlight)
         }
         if let tier = storage as? TieredStorage {
             let disk = tier.tierStatistics

@@ -11,6 +11,10 @@ import XMPPStream
 /// (RFC 6121 promises no order between it and the presences a probe produces, and ejabberd answers it first):
 /// it only says when to ask the server directly (XEP-0012 last activity) about the members it has said nothing
 /// about yet. A round ends when every member's answer is final.
+///
+/// Last-activity questions go through a ``QuestionWindow``: never more in flight than the server answers in
+/// about a second (``ReadRateLimitDetector``), so a server that reads the watcher at a limited rate is asked at
+/// that rate, and the limit is named while it holds the session back.
 final class Confirmations: Sendable {
     enum Purpose: Hashable, Sendable {
         /// The roster snapshot after the initial presence.
@@ -75,12 +79,15 @@ final class Confirmations: Sendable {
         var candidates: Set<BareJID> = []
         var captured: [BareJID: UserPresence] = [:]
         var offline = 0
+        /// The ping after the round's question was answered: the server has read the question.
+        var pingAnswered = false
     }
 
     private struct State {
         var rounds: [String: Round] = [:]
-        /// Last-activity requests in flight: request id → the member asked about, and when it was issued.
-        var lastActivityRequests: [String: (member: BareJID, issue: Int)] = [:]
+        /// Last-activity questions waiting to be sent and in flight.
+        var questions: QuestionWindow
+        var detector = ReadRateLimitDetector()
         var issued = 0
 
         /// The open rounds still waiting for `member`'s answer. A list, not a view of `rounds`: a loop that
@@ -91,9 +98,21 @@ final class Confirmations: Sendable {
     }
 
     static let roundPrefix = "confirm-"
-    static let lastActivityPrefix = "last-"
+    /// Last-activity request ids: the prefix and a base-36 number, as short as the protocol allows, for a server
+    /// that reads the watcher at a limited rate reads every byte of every question.
+    static let lastActivityPrefix = "q"
 
-    private let state = Locked(State())
+    /// How long a last-activity question may go unanswered before its place in the window is freed.
+    static let questionTimeout: Duration = .seconds(30)
+
+    /// The most last-activity questions in flight at once.
+    let maximumInFlight: Int
+    private let state: Locked<State>
+
+    init(maximumInFlight: Int) {
+        self.maximumInFlight = maximumInFlight
+        state = Locked(State(questions: QuestionWindow(limit: maximumInFlight)))
+    }
 
     var isEmpty: Bool { state.withLock { $0.rounds.isEmpty } }
 
@@ -126,7 +145,7 @@ final class Confirmations: Sendable {
                 state.rounds[id]!.unsettled.subtract(members)
                 state.rounds[id]!.candidates.subtract(members)
             }
-            state.lastActivityRequests = state.lastActivityRequests.filter { !members.contains($0.value.member) }
+            state.questions.forget(members)
         }
     }
 
@@ -142,6 +161,11 @@ final class Confirmations: Sendable {
         state.withLock { $0.rounds[id] != nil }
     }
 
+    /// Whether the server has read round `id`'s question: the ping after it was answered, or the round is over.
+    func hasRead(_ id: String) -> Bool {
+        state.withLock { $0.rounds[id]?.pingAnswered ?? true }
+    }
+
     /// Forgets a round (a lookup stopped waiting for it).
     func close(_ id: String) {
         state.withLock { _ = $0.rounds.removeValue(forKey: id) }
@@ -149,7 +173,8 @@ final class Confirmations: Sendable {
 
     /// Forgets every round: the session ended.
     func reset() {
-        state.withLock { $0 = State(issued: $0.issued) }
+        let limit = maximumInFlight
+        state.withLock { $0 = State(questions: QuestionWindow(limit: limit), issued: $0.issued) }
     }
 
     /// An update the session applied: a statement about its sender for every round that asked about them.
@@ -166,52 +191,83 @@ final class Confirmations: Sendable {
         }
     }
 
-    /// The ping after round `id`'s question was answered: the last-activity requests to send for the members
-    /// the server has said nothing about yet (empty bytes when there are none). Nil when `id` is no open round.
-    func pingAnswered(_ id: String) -> [UInt8]? {
+    /// The ping after round `id`'s question was answered: queues a last-activity question for each member the
+    /// server has said nothing about yet (a lookup's before the others). False when `id` is no open round.
+    func pingAnswered(_ id: String) -> Bool {
         state.withLock { state in
-            guard let round = state.rounds[id] else { return nil }
+            guard let round = state.rounds[id] else { return false }
+            state.rounds[id]!.pingAnswered = true
             let silent = round.unsettled.filter { round.members[$0]!.isSilent }
-            return Self.lastActivityRequests(for: silent, in: &state)
+            state.questions.enqueue(silent, urgent: round.purpose == .probe)
+            return true
         }
     }
 
-    /// Asks again about the unsettled members of round `id`: probes, then last activity for each.
-    func reask(_ id: String) -> [UInt8] {
+    /// Asks again about the unsettled members of round `id` that no question is waiting or in flight for: a probe,
+    /// then last activity, for each.
+    func reask(_ id: String) {
         state.withLock { state in
-            guard let round = state.rounds[id] else { return [] }
-            var writer = XMPPWriter()
-            for member in round.unsettled { writer.presence(type: "probe", to: member.rawValue) }
-            return writer.bytes + Self.lastActivityRequests(for: round.unsettled, in: &state)
+            guard let round = state.rounds[id] else { return }
+            let idle = round.unsettled.filter { !state.questions.isAsking($0) }
+            state.questions.enqueue(idle, probeFirst: true)
         }
     }
 
-    /// Last-activity requests for members it answered with 0 seconds `interval` ago or more without a presence
-    /// since: their last session may have ended within that second.
-    func recheckLastActivity(at now: ContinuousClock.Instant = .now, after interval: Duration) -> [UInt8] {
+    /// Queues last activity again for members it answered with 0 seconds `interval` ago or more without a
+    /// presence since: their last session may have ended within that second.
+    func recheckLastActivity(at now: ContinuousClock.Instant = .now, after interval: Duration) {
         state.withLock { state in
-            var members: Set<BareJID> = []
             for id in Array(state.rounds.keys) {
                 let due = state.rounds[id].map { round in
                     round.candidates.filter { round.members[$0]!.needsLastActivityAgain(at: now, after: interval) }
                 } ?? []
                 for member in due { state.rounds[id]!.members[member]!.askingLastActivityAgain() }
-                members.formUnion(due)
+                state.questions.enqueue(due)
             }
-            return Self.lastActivityRequests(for: members, in: &state)
         }
     }
 
-    private static func lastActivityRequests(for members: some Collection<BareJID>, in state: inout State) -> [UInt8]
-    {
-        var bytes: [UInt8] = []
-        for member in members {
-            state.issued += 1
-            let requestID = "\(lastActivityPrefix)\(state.issued)"
-            state.lastActivityRequests[requestID] = (member, state.issued)
-            bytes += LastActivity.request(id: requestID, to: member.rawValue)
+    /// The questions the window has room for now, as bytes to send (empty when none): each a last-activity
+    /// request, after a probe when it is asked again.
+    func release(at now: ContinuousClock.Instant = .now) -> [UInt8] {
+        state.withLock { state in
+            var bytes: [UInt8] = []
+            for question in state.questions.take() {
+                var writer = XMPPWriter()
+                if question.probeFirst { writer.presence(type: "probe", to: question.member.rawValue) }
+                state.issued += 1
+                let requestID = Self.lastActivityPrefix + String(state.issued, radix: 36)
+                let request = writer.bytes + LastActivity.request(id: requestID, to: question.member.rawValue)
+                state.questions.sent(
+                    requestID, member: question.member, issue: state.issued, bytes: request.count, at: now)
+                bytes += request
+            }
+            return bytes
         }
-        return bytes
+    }
+
+    /// Looks at how the server answers: frees the places of questions it never answered, sizes the window to
+    /// the rate it answers at, and says whether a read rate limit began or ended.
+    func pace(at now: ContinuousClock.Instant = .now) -> ReadRateLimitDetector.Change? {
+        state.withLock { state in
+            state.questions.expire(at: now, timeout: Self.questionTimeout)
+            let change = state.detector.evaluate(at: now, waiting: state.questions.waitingCount)
+            state.questions.limit = state.detector.inFlightLimit(at: now, maximum: maximumInFlight)
+            return change
+        }
+    }
+
+    /// The member last-activity request `id` asks about, while it is in flight.
+    func memberAsked(by id: String) -> BareJID? {
+        state.withLock { $0.questions.inFlight[id]?.member }
+    }
+
+    /// The read rate limit the session's questions meet now, nil when none.
+    var readLimit: ReadRateLimitDetector.Limit? { state.withLock { $0.detector.limit } }
+
+    /// Last-activity questions waiting to be sent, and in flight.
+    var questionsWaiting: (waiting: Int, inFlight: Int) {
+        state.withLock { ($0.questions.waitingCount, $0.questions.inFlight.count) }
     }
 
     /// A last-activity answer (result or error) with `id`; false when `id` is no request of ours.
@@ -222,10 +278,11 @@ final class Confirmations: Sendable {
     func lastActivityAnswered(_ iq: IQ, _ stanza: Stanza, at now: ContinuousClock.Instant = .now) -> Bool {
         guard iq.id.hasPrefix(Self.lastActivityPrefix) else { return false }
         state.withLock { state in
-            guard let request = state.lastActivityRequests[iq.id],
+            guard let request = state.questions.inFlight[iq.id],
                 iq.from.flatMap({ try? JID($0) }).map({ $0.resource == nil && $0.bare == request.member }) == true
             else { return }
-            state.lastActivityRequests[iq.id] = nil
+            _ = state.questions.answered(iq.id)
+            state.detector.answered(bytes: request.bytes, at: now)
             let member = request.member
             let seconds = iq.kind == .result ? LastActivity.seconds(in: stanza) : nil
             let refusal = seconds == nil ? (IQ.errorCondition(of: stanza) ?? "no answer") : nil
@@ -280,8 +337,8 @@ final class Confirmations: Sendable {
                     state.rounds[id] = round
                 }
             }
-            // Nobody waits for an answer any more: requests the server never answered are let go.
-            if state.rounds.isEmpty { state.lastActivityRequests.removeAll() }
+            // Nobody waits for an answer any more: questions not sent or not answered are let go.
+            if state.rounds.isEmpty { state.questions.removeAll() }
             return pass
         }
     }

@@ -33,7 +33,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     private let state: Locked<XMPPSourceStatus>
     /// The roster members whose presence the watcher receives: the only users a probe is answered for.
     private let watched = Locked<Set<BareJID>>([])
-    private let confirmations = Confirmations()
+    private let confirmations: Confirmations
     /// Members whose stored entry was rebuilt after a loss from one resource's presence, not confirmed since.
     private let partial = Locked<Set<BareJID>>([])
     /// Told of a member whose answer stopped being partial: see ``setConfirmationObserver(_:)``.
@@ -53,13 +53,22 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         public var settle: Duration
         /// How often members of an unfinished snapshot are asked again (probe and last activity), and warned about.
         public var reaskInterval: Duration
+        /// The most last-activity questions in flight at once; fewer while the server answers slowly (about a
+        /// second of its answers), so a server that reads the watcher at a limited rate is never handed a backlog.
+        public var questionsInFlight: Int
 
         public static let defaultSettle: Duration = .milliseconds(10)
         public static let defaultReaskInterval: Duration = .seconds(10)
+        public static let defaultQuestionsInFlight = 256
 
-        public init(settle: Duration = defaultSettle, reaskInterval: Duration = defaultReaskInterval) {
+        public init(
+            settle: Duration = defaultSettle, reaskInterval: Duration = defaultReaskInterval,
+            questionsInFlight: Int = defaultQuestionsInFlight
+        ) {
+            precondition(questionsInFlight > 0, "at least one question in flight")
             self.settle = settle
             self.reaskInterval = reaskInterval
+            self.questionsInFlight = questionsInFlight
         }
     }
 
@@ -76,6 +85,8 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         self.configuration = configuration
         self.answering = answering
         self.resync = resync
+        let confirmations = Confirmations(maximumInFlight: answering.questionsInFlight)
+        self.confirmations = confirmations
         pendingProbes = PendingProbes(confirmations: confirmations)
         self.storage = storage
         self.decoder = decoder
@@ -97,6 +108,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             return status
         }
         status.partialUsers = partialCount
+        (status.questionsWaiting, status.questionsInFlight) = confirmations.questionsWaiting
         return status
     }
 
@@ -225,6 +237,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             pendingProbes.close()
             confirmations.reset()
             resyncCandidates.reset()
+            state.withLock { $0.readLimit = nil }
             let pings = session.keepAlivePings.count
             sessionPings.withLock { current in
                 state.withLock { $0.keepAlivePings += pings }
@@ -297,12 +310,14 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 case .result, .error:
                     if confirmations.lastActivityAnswered(iq, stanza) {
                         settleCertainAnswers()
-                        continue
+                    } else {
+                        // The ping after a round's question: ask the server itself about members it said nothing
+                        // of.
+                        guard confirmations.pingAnswered(iq.id) else { continue }
                     }
-                    // The ping after a round's question: ask the server itself about members it said nothing of.
-                    if let requests = confirmations.pingAnswered(iq.id), !requests.isEmpty {
-                        try await session.send(requests)
-                    }
+                    // An answer frees a place in the question window: the next question goes.
+                    let questions = confirmations.release()
+                    if !questions.isEmpty { try await session.send(questions) }
                 case .set where iq.payloadNamespace == RosterQuery.namespace:
                     // RFC 6121 §2.1.6: a push from anyone but the account itself (or the server) is ignored.
                     guard iq.from == nil || iq.from.flatMap({ try? BareJID($0) }) == ownAccount else {
@@ -371,18 +386,58 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             let now = ContinuousClock.now
             let deadline = settleCertainAnswers(at: now)
             wake = min(deadline ?? now + tick, now + tick)
-            let recheck = confirmations.recheckLastActivity(at: now, after: Self.lastActivityGranularity)
-            if !recheck.isEmpty {
-                do { try await sender.send(recheck) } catch { return }
-            }
+            confirmations.recheckLastActivity(at: now, after: Self.lastActivityGranularity)
+            if let change = confirmations.pace(at: now) { noteReadLimit(change) }
+            if let limit = confirmations.readLimit { updateReadLimit(limit) }
             for (id, started) in confirmations.rounds(.snapshot) + confirmations.rounds(.rosterAddition)
                 + confirmations.rounds(.resync)
             where now - (lastAsked[id] ?? started) >= answering.reaskInterval {
                 lastAsked[id] = now
                 guard let pending = confirmations.pending(id) else { continue }
                 warnAbout(pending)
-                do { try await sender.send(confirmations.reask(id)) } catch { return }
+                confirmations.reask(id)
             }
+            let questions = confirmations.release(at: now)
+            if !questions.isEmpty {
+                do { try await sender.send(questions) } catch { return }
+            }
+        }
+    }
+
+    /// A read rate limit began or ended: said in the log once, kept in the status while it holds.
+    private func noteReadLimit(_ change: ReadRateLimitDetector.Change) {
+        switch change {
+        case .began(let limit):
+            let reported = updateReadLimit(limit)
+            logger.warning(
+                "\(reported.explanation)",
+                metadata: [
+                    "bytesPerSecond": "\(reported.bytesPerSecond)", "questionsWaiting": "\(reported.waiting)",
+                ])
+        case .ended:
+            let ended = state.withLock { state in
+                defer { state.readLimit = nil }
+                return state.readLimit
+            }
+            if ended != nil { logger.notice("the XMPP server's read rate limit no longer holds questions back") }
+        }
+    }
+
+    /// Keeps the status's read limit current (its rate and backlog change as it drains); returns it.
+    @discardableResult
+    private func updateReadLimit(_ limit: ReadRateLimitDetector.Limit) -> ServerReadLimit {
+        let now = ContinuousClock.now
+        let time = clock()
+        return state.withLock { state in
+            let ago = now - limit.since
+            let since =
+                state.readLimit?.since
+                ?? PresenceTime(millisecondsSinceEpoch: time.millisecondsSinceEpoch - Int64(ago / .milliseconds(1)))
+            let reported = ServerReadLimit(
+                bytesPerSecond: limit.bytesPerSecond, answersPerSecond: limit.answersPerSecond,
+                waiting: limit.waiting, since: since)
+            state.readLimit = reported
+            return reported
         }
     }
 
@@ -406,6 +461,12 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 do {
                     try await sender.send(writer.bytes + IQ.ping(id: id))
                     try await Task.sleep(for: configuration.batchInterval)
+                    // The next batch waits until the server has read this one: a server that reads the watcher at
+                    // a limited rate is asked at that rate, never handed a backlog.
+                    let readBy = ContinuousClock.now + answering.reaskInterval
+                    while !confirmations.hasRead(id) && ContinuousClock.now < readBy {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
                 } catch { return }
             }
             // Done when every batch's answers are all certain (a member who left the roster meanwhile counts as
@@ -566,7 +627,9 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             metadata["lastActivityRefused"] = "\(pending.refusals.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))"
         }
         let cause: String
-        if !heardFromAnyone && refused > 0 {
+        if let limit = state.withLock({ $0.readLimit }) {
+            cause = limit.explanation
+        } else if !heardFromAnyone && refused > 0 {
             cause =
                 "the server shares no member's presence with the watcher: the members do not have the watcher as a "
                 + "contact (a shared roster group must be displayed both ways: the members' group to the watcher "

@@ -58,6 +58,12 @@ public struct XMPPSourceStatus: Sendable, Hashable {
     public var lastResyncDuration: Duration?
     /// Keep-alive pings sent to the server, every session together: one per `--xmpp-keepalive` of silence.
     public var keepAlivePings = 0
+    /// The server reads the watcher's connection at a limited rate now, so questions about members wait: nil
+    /// when no limit holds the session back.
+    public var readLimit: ServerReadLimit?
+    /// Last-activity questions waiting to be sent now, and in flight.
+    public var questionsWaiting = 0
+    public var questionsInFlight = 0
 
     public init(jid: String, server: String) {
         self.jid = jid

@@ -40,6 +40,11 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
     public var lastResyncMilliseconds: Double?
     /// Keep-alive pings sent to the server: the cost of watching the connection for silence.
     public var keepAlivePings = 0
+    /// Last-activity questions about members waiting for a place in flight, and in flight.
+    public var questionsWaiting = 0
+    public var questionsInFlight = 0
+    /// The server reads the watcher's connection at a limited rate now; nil when no limit holds it back.
+    public var readLimit: ReadLimitReport?
 
     public init(
         kind: String, jid: String, server: String, connected: Bool, live: Bool, encrypted: Bool,
@@ -83,6 +88,10 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("markedOffline"); writer.int(markedOffline)
             writer.key("partialUsers"); writer.int(partialUsers)
             writer.key("presencesReceived"); writer.int(presencesReceived)
+            writer.key("questionsInFlight"); writer.int(questionsInFlight)
+            writer.key("questionsWaiting"); writer.int(questionsWaiting)
+            writer.key("readLimit")
+            if let readLimit { readLimit.write(to: &writer) } else { writer.null() }
             writer.key("lastResyncMilliseconds"); writer.double(lastResyncMilliseconds)
             writer.key("reconnects"); writer.int(reconnects)
             writer.key("replaced"); writer.bool(replaced)

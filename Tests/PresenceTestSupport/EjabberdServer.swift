@@ -108,9 +108,10 @@ package final class EjabberdServer: XMPPTestServer {
     ///     has every other in its roster with a mutual subscription.
     ///   - tls: serve STARTTLS with a certificate for `domain` issued by a test CA, and require it.
     ///   - distribution: nil for a node on its own.
+    ///   - profile: the client limits it runs with.
     package init(
         domain: String = "example.test", accounts: [String: String], groups: [String: [String]] = [:],
-        tls: Bool = false, distribution: Distribution? = nil
+        tls: Bool = false, distribution: Distribution? = nil, profile: ServerProfile = .unshaped
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/ejabberdctl"),
             FileManager.default.isExecutableFile(atPath: "/usr/bin/erl")
@@ -128,8 +129,9 @@ package final class EjabberdServer: XMPPTestServer {
             let port = freeLoopbackPort()
             let apiPort = freeLoopbackPort()
             let certificates = tls ? try TestCertificateAuthority(directory: directory, serverName: domain) : nil
-            try EjabberdServer.configuration(domain: domain, port: port, apiPort: apiPort, certificates: certificates)
-                .write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: true, encoding: .utf8)
+            try EjabberdServer.configuration(
+                domain: domain, port: port, apiPort: apiPort, certificates: certificates, profile: profile
+            ).write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: true, encoding: .utf8)
             let launch = Launch(
                 node: "presencetest\(UInt32.random(in: 0 ... .max))@localhost",
                 distribution: distribution ?? .standalone(port: freeLoopbackPort()), directory: directory)
@@ -237,8 +239,9 @@ package final class EjabberdServer: XMPPTestServer {
     deinit { stop() }
 
     private static func configuration(
-        domain: String, port: Int, apiPort: Int, certificates: TestCertificateAuthority?
-    ) -> String {
+        domain: String, port: Int, apiPort: Int, certificates: TestCertificateAuthority?, profile: ServerProfile
+    ) throws -> String {
+        let listenerShaper = profile == .unshaped ? nil : try ServerProfile.ejabberdListenerShaper()
         var lines = [
             "hosts:", "  - \"\(domain)\"",
             "loglevel: info",
@@ -253,6 +256,7 @@ package final class EjabberdServer: XMPPTestServer {
             "    module: ejabberd_c2s",
             "    max_stanza_size: 1048576",
             "    starttls_required: \(certificates != nil)",
+        ] + (listenerShaper.map { ["    \($0)"] } ?? []) + [
             "  -",
             "    port: \(apiPort)",
             "    ip: \"127.0.0.1\"",
@@ -270,9 +274,9 @@ package final class EjabberdServer: XMPPTestServer {
             "    allow: all",
             "  c2s:",
             "    allow: all",
-            "shaper_rules:",
-            "  max_user_sessions: 10",
-            "  c2s_shaper: none",
+        ]
+        lines += try limits(profile, domain: domain)
+        lines += [
             "modules:",
             "  mod_admin_extra: {}",
             "  mod_disco: {}",
@@ -292,6 +296,50 @@ package final class EjabberdServer: XMPPTestServer {
         return lines.joined(separator: "\n") + "\n"
     }
 
+
+    /// The `acl`, `shaper` and `shaper_rules` sections for `profile`: the shipped ones, read from the installed
+    /// package's configuration, with the Deploying guide's exemption for a watcher account when asked.
+    private static func limits(_ profile: ServerProfile, domain: String) throws -> [String] {
+        switch profile {
+        case .unshaped:
+            return ["shaper_rules:", "  max_user_sessions: 10", "  c2s_shaper: none"]
+        case .stock:
+            return try ["acl", "shaper", "shaper_rules"].map(ServerProfile.ejabberdSection)
+        case .stockExempting(let watcher):
+            let acl = try ServerProfile.ejabberdSection("acl") + "\n" + exemptionACL(watcher: "\(watcher)@\(domain)")
+            // The shipped `c2s_shaper` rule, replaced by the guide's.
+            var rules: [Substring] = []
+            var skipping = false
+            for line in try ServerProfile.ejabberdSection("shaper_rules").split(separator: "\n") {
+                if line.hasPrefix("  c2s_shaper:") {
+                    skipping = true
+                    continue
+                }
+                if skipping && line.hasPrefix("   ") { continue }
+                skipping = false
+                rules.append(line)
+            }
+            return [acl, try ServerProfile.ejabberdSection("shaper"), rules.joined(separator: "\n"), exemptionRule]
+        }
+    }
+
+    /// The Deploying guide's ACL for the watcher account (under `acl:`).
+    package static func exemptionACL(watcher: String) -> String {
+        """
+          presence_watcher:
+            user:
+              - "\(watcher)"
+        """
+    }
+
+    /// The Deploying guide's `c2s_shaper` rule (under `shaper_rules:`): no shaper for administrators and the
+    /// watcher, the shipped `normal` for everyone else.
+    package static let exemptionRule = """
+          c2s_shaper:
+            - none: admin
+            - none: presence_watcher
+            - normal
+        """
 
     /// Ready when the c2s port accepts and the API answers (the node has started every module).
     private static func waitUntilReady(port: Int, apiPort: Int, process: Process) -> Bool {

@@ -26,9 +26,10 @@ package final class ProsodyServer: XMPPTestServer {
     ///   - groups: group name → the localparts in it; every member of a group has every other in its roster
     ///     with a mutual subscription.
     ///   - tls: serve STARTTLS with a certificate for `domain` and require it.
+    ///   - profile: the client limits it runs with.
     package init(
         domain: String = "example.test", accounts: [String: String], groups: [String: [String]] = [:],
-        tls: Bool = false
+        tls: Bool = false, profile: ServerProfile = .unshaped
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prosody") else {
             throw Failure(description: "prosody is not installed (apt-get install prosody; .ci/run does)")
@@ -50,7 +51,7 @@ package final class ProsodyServer: XMPPTestServer {
             try ProsodyServer.configuration(
                 directory: directory.path, port: port, domain: domain,
                 groupsFile: groups.isEmpty ? nil : groupsFile.path,
-                certificates: certificates
+                certificates: certificates, profile: profile
             ).write(to: config, atomically: true, encoding: .utf8)
             for (user, password) in accounts {
                 try ProsodyServer.prosodyctl(["--config", config.path, "register", user, domain, password])
@@ -121,9 +122,13 @@ package final class ProsodyServer: XMPPTestServer {
     }
 
     private static func configuration(
-        directory: String, port: Int, domain: String, groupsFile: String?, certificates: TestCertificateAuthority?
-    ) -> String {
+        directory: String, port: Int, domain: String, groupsFile: String?, certificates: TestCertificateAuthority?,
+        profile: ServerProfile
+    ) throws -> String {
         var modules = ["roster", "saslauth", "disco", "ping", "presence"]
+        // The shipped rate limits, as the installed package's configuration has them.
+        let limits = profile == .unshaped ? nil : try ServerProfile.prosodyLimits()
+        if limits != nil { modules.append("limits") }
         if groupsFile != nil { modules.append("groups") }
         // Without a certificate of its own, STARTTLS is not offered at all (Prosody would otherwise offer it with
         // whatever certificate it finds and fail the handshake).
@@ -145,6 +150,10 @@ package final class ProsodyServer: XMPPTestServer {
             "log = { info = \"\(directory)/prosody.log\" }",
         ]
         if let groupsFile { lines.append("groups_file = \"\(groupsFile)\"") }
+        if let limits { lines.append(limits) }
+        if case .stockExempting(let watcher) = profile {
+            lines.append(exemption(watcher: "\(watcher)@\(domain)"))
+        }
         if let certificates {
             lines.append(
                 "ssl = { certificate = \"\(certificates.serverCertificate.path)\"; key = \"\(certificates.serverKey.path)\" }"
@@ -155,6 +164,11 @@ package final class ProsodyServer: XMPPTestServer {
         }
         lines.append("VirtualHost \"\(domain)\"")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The Deploying guide's exemption of the watcher account from `mod_limits`.
+    package static func exemption(watcher: String) -> String {
+        "unlimited_jids = { \"\(watcher)\" }"
     }
 
     private static func prosodyctl(_ arguments: [String]) throws {

@@ -46,14 +46,17 @@ package enum XMPPServerKind: String, CaseIterable, Sendable, CustomStringConvert
     ///   - groups: group name → the localparts in it; every member of a group has every other in its roster
     ///     with a mutual subscription (a shared roster group displayed to itself).
     ///   - tls: serve STARTTLS with a certificate for `domain` and require it.
+    ///   - profile: the client limits it runs with.
     package func start(
         domain: String = "example.test", accounts: [String: String], groups: [String: [String]] = [:],
-        tls: Bool = false
+        tls: Bool = false, profile: ServerProfile = .unshaped
     ) async throws -> any XMPPTestServer {
         try await onAThreadOfItsOwn {
             switch self {
-            case .prosody: try ProsodyServer(domain: domain, accounts: accounts, groups: groups, tls: tls)
-            case .ejabberd: try EjabberdServer(domain: domain, accounts: accounts, groups: groups, tls: tls)
+            case .prosody:
+                try ProsodyServer(domain: domain, accounts: accounts, groups: groups, tls: tls, profile: profile)
+            case .ejabberd:
+                try EjabberdServer(domain: domain, accounts: accounts, groups: groups, tls: tls, profile: profile)
             }
         }
     }

@@ -36,9 +36,10 @@ struct ConfirmationsTests {
     }
 
     @Test func aLastActivityAnswerCountsOnlyFromTheMemberItAsked() throws {
-        let confirmations = Confirmations()
+        let confirmations = Confirmations(maximumInFlight: 256)
         let round = confirmations.open(.snapshot, members: [jid("ann@corp.example")])
-        let request = try #require(requestIDs(confirmations.pingAnswered(round)).first)
+        #expect(confirmations.pingAnswered(round))
+        let request = try #require(requestIDs(confirmations.release()).first)
 
         let (forged, forgedStanza) = try lastActivity(id: request, from: "mallory@corp.example", seconds: 999)
         _ = confirmations.lastActivityAnswered(forged, forgedStanza)
@@ -54,9 +55,10 @@ struct ConfirmationsTests {
     }
 
     @Test func anAnswerToAQuestionAskedBeforeARoundOpenedDoesNotEndThatRound() throws {
-        let confirmations = Confirmations()
+        let confirmations = Confirmations(maximumInFlight: 256)
         let snapshot = confirmations.open(.snapshot, members: [jid("ann@corp.example")])
-        let request = try #require(requestIDs(confirmations.pingAnswered(snapshot)).first)
+        #expect(confirmations.pingAnswered(snapshot))
+        let request = try #require(requestIDs(confirmations.release()).first)
         // Ann logs in, and a lookup probes her, before the server's answer to the older question arrives.
         let probe = confirmations.open(.probe, members: [jid("ann@corp.example")])
         let (answer, stanza) = try lastActivity(id: request, from: "ann@corp.example", seconds: 300)
@@ -66,7 +68,7 @@ struct ConfirmationsTests {
     }
 
     @Test func aMemberWhoLeavesTheRosterNoLongerHoldsARoundOpen() {
-        let confirmations = Confirmations()
+        let confirmations = Confirmations(maximumInFlight: 256)
         let round = confirmations.open(.snapshot, members: [jid("ann@corp.example"), jid("bob@corp.example")])
         confirmations.record(available("bob@corp.example/desk"), receivedAt: time(0), at: .now - .seconds(1))
         #expect(settled(confirmations).isEmpty, "ann has not been answered for")
@@ -75,7 +77,7 @@ struct ConfirmationsTests {
     }
 
     @Test func aRoundThatIsNotAdmittedIsNeverOpened() {
-        let confirmations = Confirmations()
+        let confirmations = Confirmations(maximumInFlight: 256)
         var offered: String?
         let id = confirmations.open(.probe, members: [jid("ann@corp.example")]) { id in
             offered = id
@@ -84,5 +86,98 @@ struct ConfirmationsTests {
         #expect(id == nil && offered != nil)
         #expect(confirmations.isEmpty)
         #expect(confirmations.open(.probe, members: [jid("ann@corp.example")]) == offered, "the id was not used up")
+    }
+
+    @Test func neverMoreQuestionsInFlightThanTheWindowAndTheNextGoesWhenAnAnswerComes() throws {
+        let confirmations = Confirmations(maximumInFlight: 4)
+        let members = (0 ..< 10).map { jid("m\($0)@corp.example") }
+        let round = confirmations.open(.snapshot, members: Set(members))
+        #expect(confirmations.pingAnswered(round))
+        let first = requestIDs(confirmations.release())
+        #expect(first.count == 4)
+        #expect(requestIDs(confirmations.release()).isEmpty, "the window is full")
+        #expect(confirmations.questionsWaiting == (6, 4))
+        // Asking again does not ask twice about members whose question waits or is in flight.
+        confirmations.reask(round)
+        #expect(confirmations.questionsWaiting == (6, 4))
+
+        let answered = try #require(first.first)
+        // Whoever the first request asked about, the answer comes from them.
+        let (answer, stanza) = try lastActivity(id: answered, from: memberAsked(by: answered, in: confirmations), seconds: 60)
+        #expect(confirmations.lastActivityAnswered(answer, stanza))
+        #expect(requestIDs(confirmations.release()).count == 1, "one answer, one more question")
+    }
+
+    @Test func aQuestionAskedAgainGoesWithAProbeAndIsAsShortAsTheProtocolAllows() {
+        let confirmations = Confirmations(maximumInFlight: 8)
+        let round = confirmations.open(.snapshot, members: [jid("ann@corp.example")])
+        confirmations.reask(round)
+        let text = String(decoding: confirmations.release(), as: UTF8.self)
+        #expect(text.hasPrefix("<presence type='probe' to='ann@corp.example'/>"), "\(text)")
+        #expect(text.contains("<query xmlns='jabber:iq:last'/>"))
+        let question = text.replacingOccurrences(of: "<presence type='probe' to='ann@corp.example'/>", with: "")
+        // The stanza, its type, a short id, the member's JID and the query's namespace: nothing more.
+        #expect(
+            question.utf8.count <= 66 + "ann@corp.example".utf8.count,
+            "a last-activity question is \(question.utf8.count) bytes: \(question)")
+    }
+
+    /// The member request `id` asked about, read back from the server's point of view: the `to` of the request.
+    private func memberAsked(by id: String, in confirmations: Confirmations) -> String {
+        confirmations.memberAsked(by: id)?.rawValue ?? ""
+    }
+}
+
+/// How the watcher tells a server that reads it at a limited rate from one that is only busy.
+@Suite("A server's read rate limit is told from a busy server")
+struct ReadRateLimitDetectorTests {
+    /// Answers at `perSecond` for `seconds`, each to a question of `bytes`, with questions waiting all along.
+    private func answers(
+        perSecond: Int, for seconds: Int, bytes: Int, into detector: inout ReadRateLimitDetector,
+        from start: ContinuousClock.Instant
+    ) -> [ReadRateLimitDetector.Change] {
+        var changes: [ReadRateLimitDetector.Change] = []
+        let gap = Duration.seconds(1) / perSecond
+        for index in 0 ..< perSecond * seconds {
+            let now = start + gap * index
+            detector.answered(bytes: bytes, at: now)
+            if let change = detector.evaluate(at: now, waiting: 1000) { changes.append(change) }
+        }
+        return changes
+    }
+
+    @Test func answersAtAShippedShapersRateAreALimitNamedWithinSecondsAndTheWindowShrinksToASecondOfThem() throws {
+        let start = ContinuousClock.now
+        var detector = ReadRateLimitDetector(origin: start)
+        // ejabberd's shipped `normal` shaper: 3,000 bytes a second of 75-byte questions, 40 a second.
+        let changes = answers(perSecond: 40, for: 5, bytes: 75, into: &detector, from: start)
+        guard case .began(let limit) = try #require(changes.first) else {
+            Issue.record("no limit: \(changes)")
+            return
+        }
+        #expect(changes.count == 1, "said once")
+        #expect((2_700 ... 3_300).contains(limit.bytesPerSecond), "\(limit)")
+        #expect(limit.since - start <= .seconds(1))
+        let limitAt = start + .seconds(5)
+        #expect((38 ... 42).contains(detector.inFlightLimit(at: limitAt, maximum: 256)))
+        // The backlog drains: the limit no longer holds anything back.
+        #expect(detector.evaluate(at: limitAt, waiting: 0) == .ended)
+        #expect(detector.inFlightLimit(at: limitAt, maximum: 256) == 256)
+    }
+
+    @Test func aBusyServerAnsweringThousandsASecondIsNoLimit() {
+        let start = ContinuousClock.now
+        var detector = ReadRateLimitDetector(origin: start)
+        let changes = answers(perSecond: 2_000, for: 5, bytes: 75, into: &detector, from: start)
+        #expect(changes.isEmpty)
+        #expect(detector.limit == nil)
+        #expect(detector.inFlightLimit(at: start + .seconds(5), maximum: 256) == 256)
+    }
+
+    @Test func aShortBacklogIsNoLimit() {
+        let start = ContinuousClock.now
+        var detector = ReadRateLimitDetector(origin: start)
+        let changes = answers(perSecond: 40, for: 2, bytes: 75, into: &detector, from: start)
+        #expect(changes.isEmpty, "questions waited less than \(ReadRateLimitDetector.span)")
     }
 }

@@ -45,5 +45,12 @@ extension SourceReport {
         resyncCorrected = status.resyncCorrected
         lastResyncMilliseconds = status.lastResyncDuration.map { $0.seconds * 1000 }
         keepAlivePings = status.keepAlivePings
+        questionsWaiting = status.questionsWaiting
+        questionsInFlight = status.questionsInFlight
+        readLimit = status.readLimit.map {
+            ReadLimitReport(
+                bytesPerSecond: $0.bytesPerSecond, answersPerSecond: $0.answersPerSecond, waiting: $0.waiting,
+                since: $0.since.description, explanation: $0.explanation)
+        }
     }
 }

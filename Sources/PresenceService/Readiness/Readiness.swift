@@ -50,6 +50,10 @@ public struct Readiness: Hashable, Sendable {
             detail = status.lastError
         } else if status.snapshotUnconfirmed > 0 {
             why = "the XMPP snapshot is not complete: \(status.snapshotUnconfirmed) members unconfirmed"
+            detail = status.readLimit?.explanation ?? status.warning
+        } else if let limit = status.readLimit {
+            why = "the XMPP snapshot is not complete"
+            detail = limit.explanation
         } else {
             why = "the XMPP snapshot is not complete"
         }

@@ -73,13 +73,17 @@ public final class XMPPSession {
     /// Ends the stream politely, also from a cancelled task (a service that is stopping): writes
     /// `</stream:stream>` on the connection itself and waits up to `timeout` for the server to close its side, so
     /// the server ends the session as a logout rather than a lost connection.
+    ///
+    /// The deadline counts from the call, not from the end of the write: a server that reads slowly (a rate limit)
+    /// or not at all (frozen) leaves earlier bytes queued before the close, and the connection is then closed
+    /// without waiting for them.
     public func closeGracefully(timeout: Duration = .milliseconds(500)) async {
         var writer = XMPPWriter()
         writer.closeStream()
         let bytes = writer.bytes
         let channel = channel
-        try? await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
         let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
+        channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
         try? await channel.closeFuture.get()
         deadline.cancel()
     }

@@ -87,9 +87,19 @@ struct XMPPOptions: ParsableArguments {
         help: "Seconds between asking again about roster members the snapshot has no certain answer for (default 10).")
     var reaskIntervalSeconds: Int = Int(XMPPPresenceSource.AnswerConfiguration.defaultReaskInterval.components.seconds)
 
+    @Option(
+        name: .customLong("xmpp-questions-in-flight"),
+        help: ArgumentHelp(
+            "Most last-activity questions about members in flight at once (default 256).",
+            discussion: "Fewer while the server answers slowly: about one second of its answers, so a server that "
+                + "reads the watcher at a limited rate (a shaper) is never handed a backlog."))
+    var questionsInFlight: Int = XMPPPresenceSource.AnswerConfiguration.defaultQuestionsInFlight
+
     /// How the source decides that the server has answered about a member.
     var answering: XMPPPresenceSource.AnswerConfiguration {
-        .init(settle: .milliseconds(settleMilliseconds), reaskInterval: .seconds(reaskIntervalSeconds))
+        .init(
+            settle: .milliseconds(settleMilliseconds), reaskInterval: .seconds(reaskIntervalSeconds),
+            questionsInFlight: questionsInFlight)
     }
 
     /// How queries refill lost users by probe.
@@ -107,6 +117,9 @@ struct XMPPOptions: ParsableArguments {
             throw ValidationError("--xmpp-settle must be between 0 and 10000 milliseconds")
         }
         guard reaskIntervalSeconds >= 1 else { throw ValidationError("--xmpp-reask-interval must be at least 1") }
+        guard (1 ... 100_000).contains(questionsInFlight) else {
+            throw ValidationError("--xmpp-questions-in-flight must be between 1 and 100000")
+        }
         guard probesPerSecond.isFinite, probesPerSecond > 0 else {
             throw ValidationError("--probe-rate must be a positive number of probes per second")
         }

@@ -1,0 +1,111 @@
+/// Tells, from how fast the server answers the session's questions while more of them wait, that it reads the
+/// watcher's connection at a limited rate: ejabberd's `c2s_shaper` (its shipped `normal` shaper, 3,000 bytes a
+/// second) or Prosody's `mod_limits` (its shipped `c2s` rate, 10 kB a second).
+///
+/// A rate limit shows as answers arriving at a steady rate of *question bytes* a second, far below what any server
+/// answers when it is only busy (thousands of questions a second on this class of machine), for as long as
+/// questions wait to be sent. The detector looks at the last ``span`` of answers whenever questions have been
+/// waiting that long, and calls it a limit below ``ceiling`` bytes a second. It also says how many questions to
+/// keep in flight: about one second of the answers it sees, so a shaped connection holds a second of questions
+/// rather than a backlog that every later stanza waits behind.
+struct ReadRateLimitDetector {
+    /// A limit met: the rate the server reads questions at, and since when.
+    struct Limit: Hashable, Sendable {
+        /// Question bytes the server answered a second, over the last ``ReadRateLimitDetector/span``.
+        var bytesPerSecond: Int
+        /// Questions answered a second, over the same span.
+        var answersPerSecond: Double
+        /// Questions waiting to be sent.
+        var waiting: Int
+        var since: ContinuousClock.Instant
+    }
+
+    /// What changed at an evaluation.
+    enum Change: Equatable {
+        case began(Limit)
+        case ended
+    }
+
+    /// How long questions must have waited, and how far back answers are counted.
+    static let span: Duration = .seconds(3)
+    /// The answer rate, in question bytes a second, under which a backlog is a limit rather than a busy server.
+    static let ceiling = 65_536
+    /// The fewest questions kept in flight whatever the rate.
+    static let minimumInFlight = 16
+
+    private static let bucketWidth: Duration = .milliseconds(100)
+    private static let bucketCount = Int(span / bucketWidth)
+
+    /// Answers in the last ``span``, by bucket of ``bucketWidth``: (bucket number, question bytes, answers).
+    private var buckets: [(number: Int64, bytes: Int, answers: Int)] = []
+    private let origin: ContinuousClock.Instant
+    private var backloggedSince: ContinuousClock.Instant?
+    private(set) var limit: Limit?
+
+    init(origin: ContinuousClock.Instant = .now) {
+        self.origin = origin
+    }
+
+    /// An answer arrived to a question of `bytes` bytes.
+    mutating func answered(bytes: Int, at now: ContinuousClock.Instant) {
+        let number = bucket(of: now)
+        if let last = buckets.last, last.number == number {
+            buckets[buckets.count - 1].bytes += bytes
+            buckets[buckets.count - 1].answers += 1
+        } else {
+            buckets.append((number, bytes, 1))
+            let oldest = number - Int64(Self.bucketCount)
+            buckets.removeAll { $0.number <= oldest }
+        }
+    }
+
+    /// Looks at the session now, with `waiting` questions not sent yet; returns what changed.
+    mutating func evaluate(at now: ContinuousClock.Instant, waiting: Int) -> Change? {
+        guard waiting > 0 else {
+            backloggedSince = nil
+            return clear()
+        }
+        let since = backloggedSince ?? now
+        backloggedSince = since
+        guard now - since >= Self.span else { return nil }
+        let (bytes, answers) = answeredInSpan(endingAt: now)
+        let seconds = Self.span / .seconds(1)
+        let bytesPerSecond = Int(Double(bytes) / seconds)
+        guard bytesPerSecond < Self.ceiling else { return clear() }
+        let current = Limit(
+            bytesPerSecond: bytesPerSecond, answersPerSecond: Double(answers) / seconds, waiting: waiting,
+            since: limit?.since ?? since)
+        defer { limit = current }
+        return limit == nil ? .began(current) : nil
+    }
+
+    /// How many questions to keep in flight: `maximum` until a backlog has lasted a whole span, then about one
+    /// second of the answers seen, between ``minimumInFlight`` and `maximum`.
+    func inFlightLimit(at now: ContinuousClock.Instant, maximum: Int) -> Int {
+        guard let backloggedSince, now - backloggedSince >= Self.span else { return maximum }
+        let answers = answeredInSpan(endingAt: now).answers
+        let perSecond = Int((Double(answers) / (Self.span / .seconds(1))).rounded(.up))
+        return min(maximum, max(Self.minimumInFlight, perSecond))
+    }
+
+    private mutating func clear() -> Change? {
+        guard limit != nil else { return nil }
+        limit = nil
+        return .ended
+    }
+
+    private func bucket(of instant: ContinuousClock.Instant) -> Int64 {
+        Int64((instant - origin) / Self.bucketWidth)
+    }
+
+    private func answeredInSpan(endingAt now: ContinuousClock.Instant) -> (bytes: Int, answers: Int) {
+        let oldest = bucket(of: now) - Int64(Self.bucketCount)
+        var bytes = 0
+        var answers = 0
+        for bucket in buckets where bucket.number > oldest {
+            bytes += bucket.bytes
+            answers += bucket.answers
+        }
+        return (bytes, answers)
+    }
+}
