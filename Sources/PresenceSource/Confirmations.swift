@@ -252,7 +252,8 @@ final class Confirmations: Sendable {
         state.withLock { state in
             state.questions.expire(at: now, timeout: Self.questionTimeout)
             let change = state.detector.evaluate(at: now, waiting: state.questions.waitingCount)
-            state.questions.limit = state.detector.inFlightLimit(at: now, maximum: maximumInFlight)
+            state.questions.limit = state.detector.inFlightLimit(
+                at: now, oldest: state.questions.oldestSent, maximum: maximumInFlight)
             return change
         }
     }

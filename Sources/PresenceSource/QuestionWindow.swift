@@ -77,6 +77,9 @@ struct QuestionWindow {
     /// Questions waiting to be sent.
     var waitingCount: Int { urgent.count + waiting.count }
 
+    /// When the oldest question in flight was sent.
+    var oldestSent: ContinuousClock.Instant? { inFlight.values.lazy.map(\.sent).min() }
+
     /// Whether a question about `member` is waiting or in flight.
     func isAsking(_ member: BareJID) -> Bool {
         queued.contains(member) || inFlightMembers[member] != nil

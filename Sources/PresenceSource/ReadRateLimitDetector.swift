@@ -2,12 +2,13 @@
 /// watcher's connection at a limited rate: ejabberd's `c2s_shaper` (its shipped `normal` shaper, 3,000 bytes a
 /// second) or Prosody's `mod_limits` (its shipped `c2s` rate, 10 kB a second).
 ///
-/// A rate limit shows as answers arriving at a steady rate of *question bytes* a second, far below what any server
-/// answers when it is only busy (thousands of questions a second on this class of machine), for as long as
-/// questions wait to be sent. The detector looks at the last ``span`` of answers whenever questions have been
-/// waiting that long, and calls it a limit below ``ceiling`` bytes a second. It also says how many questions to
-/// keep in flight: about one second of the answers it sees, so a shaped connection holds a second of questions
-/// rather than a backlog that every later stanza waits behind.
+/// A rate limit shows as answers arriving at a steady rate of *question bytes* a second for as long as questions
+/// wait to be sent. Once questions have waited ``span``, the detector measures the last ``measured`` of answers
+/// (after a shaper's initial burst) and reports slow answers below ``ceiling`` bytes a second; whether the rate
+/// is a shipped limit's is ``ServerReadLimit/likelySetting``'s to say, for a server short of CPU answers slowly
+/// too. It also says how many questions to keep in flight: once the oldest has waited a second, about one second
+/// of the answers it sees, so a shaped connection holds a second of questions rather than a backlog that every
+/// later stanza waits behind.
 struct ReadRateLimitDetector {
     /// A limit met: the rate the server reads questions at, and since when.
     struct Limit: Hashable, Sendable {
@@ -26,15 +27,17 @@ struct ReadRateLimitDetector {
         case ended
     }
 
-    /// How long questions must have waited, and how far back answers are counted.
+    /// How long questions must have waited before their answers are judged.
     static let span: Duration = .seconds(3)
+    /// How far back answers are counted: shorter than ``span``, so a shaper's initial burst is behind it.
+    static let measured: Duration = .seconds(2)
     /// The answer rate, in question bytes a second, under which a backlog is a limit rather than a busy server.
     static let ceiling = 65_536
     /// The fewest questions kept in flight whatever the rate.
     static let minimumInFlight = 16
 
     private static let bucketWidth: Duration = .milliseconds(100)
-    private static let bucketCount = Int(span / bucketWidth)
+    private static let bucketCount = Int(measured / bucketWidth)
 
     /// Answers in the last ``span``, by bucket of ``bucketWidth``: (bucket number, question bytes, answers).
     private var buckets: [(number: Int64, bytes: Int, answers: Int)] = []
@@ -69,7 +72,7 @@ struct ReadRateLimitDetector {
         backloggedSince = since
         guard now - since >= Self.span else { return nil }
         let (bytes, answers) = answeredInSpan(endingAt: now)
-        let seconds = Self.span / .seconds(1)
+        let seconds = Self.measured / .seconds(1)
         let bytesPerSecond = Int(Double(bytes) / seconds)
         guard bytesPerSecond < Self.ceiling else { return clear() }
         let current = Limit(
@@ -79,12 +82,12 @@ struct ReadRateLimitDetector {
         return limit == nil ? .began(current) : nil
     }
 
-    /// How many questions to keep in flight: `maximum` until a backlog has lasted a whole span, then about one
-    /// second of the answers seen, between ``minimumInFlight`` and `maximum`.
-    func inFlightLimit(at now: ContinuousClock.Instant, maximum: Int) -> Int {
-        guard let backloggedSince, now - backloggedSince >= Self.span else { return maximum }
+    /// How many questions to keep in flight: `maximum` while the oldest in flight (sent at `oldest`) has waited
+    /// less than a second, else about one second of the answers seen, between ``minimumInFlight`` and `maximum`.
+    func inFlightLimit(at now: ContinuousClock.Instant, oldest: ContinuousClock.Instant?, maximum: Int) -> Int {
+        guard let oldest, now - oldest > .seconds(1) else { return maximum }
         let answers = answeredInSpan(endingAt: now).answers
-        let perSecond = Int((Double(answers) / (Self.span / .seconds(1))).rounded(.up))
+        let perSecond = Int((Double(answers) / (Self.measured / .seconds(1))).rounded(.up))
         return min(maximum, max(Self.minimumInFlight, perSecond))
     }
 

@@ -24,15 +24,34 @@ public struct ServerReadLimit: Sendable, Hashable {
         self.since = since
     }
 
+    /// The shipped limit whose rate this is (within a quarter): ejabberd's `normal` shaper (3,000 bytes a second,
+    /// applied by `c2s_shaper`) or Prosody's `mod_limits` c2s rate (10kb/s, 10,000 bytes a second). Nil for any
+    /// other rate: a limit set by hand, or a server short of CPU.
+    public var likelySetting: String? { Self.likelySetting(bytesPerSecond: bytesPerSecond) }
+
+    static func likelySetting(bytesPerSecond: Int) -> String? {
+        let shipped = [
+            (3_000, "ejabberd's c2s_shaper rule: the shipped shaper \"normal\" reads 3000 bytes a second"),
+            (10_000, "Prosody's mod_limits: the shipped c2s rate is 10kb/s"),
+        ]
+        return shipped.first { abs(bytesPerSecond - $0.0) * 4 <= $0.0 }?.1
+    }
+
     /// What is happening and the settings that likely cause it: one wording for the log, `/v1/stats` and
     /// `/readyz`.
     public var explanation: String {
         let rate = answersPerSecond < 10 ? "\((answersPerSecond * 10).rounded() / 10)" : "\(Int(answersPerSecond))"
+        let seen = """
+            the XMPP server reads the watcher's questions at about \(bytesPerSecond) bytes a second (\(rate) a \
+            second, \(waiting) waiting)
+            """
+        let remedy = "exempt the watcher account (\"Server rate limits\" in the Deploying guide)"
+        if let likelySetting {
+            return "\(seen): a client rate limit, likely \(likelySetting); \(remedy)"
+        }
         return """
-            the XMPP server reads the watcher's connection at about \(bytesPerSecond) bytes a second (\(rate) \
-            questions a second, \(waiting) waiting): a client rate limit, likely ejabberd's c2s_shaper (the shipped \
-            shaper "normal" is 3000 bytes a second) or Prosody's mod_limits (the shipped c2s rate is 10kb/s); \
-            exempt the watcher account (see "Server rate limits" in the Deploying guide)
+            \(seen): a server short of CPU, or a client rate limit (ejabberd's c2s_shaper, Prosody's mod_limits); \
+            if the server is idle, \(remedy)
             """
     }
 }

@@ -11,8 +11,14 @@ public struct ReadLimitReport: Hashable, Sendable, Decodable, JSONDocument {
     public var since: String
     /// What is happening and the settings that likely cause it.
     public var explanation: String
+    /// The shipped limit whose rate this is; nil for any other rate.
+    public var likelySetting: String?
 
-    public init(bytesPerSecond: Int, answersPerSecond: Double, waiting: Int, since: String, explanation: String) {
+    public init(
+        bytesPerSecond: Int, answersPerSecond: Double, waiting: Int, since: String, explanation: String,
+        likelySetting: String?
+    ) {
+        self.likelySetting = likelySetting
         self.bytesPerSecond = bytesPerSecond
         self.answersPerSecond = answersPerSecond
         self.waiting = waiting
@@ -25,6 +31,7 @@ public struct ReadLimitReport: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("answersPerSecond"); writer.double(answersPerSecond)
             writer.key("bytesPerSecond"); writer.int(bytesPerSecond)
             writer.key("explanation"); writer.string(explanation)
+            writer.key("likelySetting"); writer.string(likelySetting)
             writer.key("since"); writer.string(since)
             writer.key("waiting"); writer.int(waiting)
         }

@@ -159,10 +159,15 @@ struct ReadRateLimitDetectorTests {
         #expect((2_700 ... 3_300).contains(limit.bytesPerSecond), "\(limit)")
         #expect(limit.since - start <= .seconds(1))
         let limitAt = start + .seconds(5)
-        #expect((38 ... 42).contains(detector.inFlightLimit(at: limitAt, maximum: 256)))
+        #expect(
+            (38 ... 42).contains(detector.inFlightLimit(at: limitAt, oldest: limitAt - .seconds(2), maximum: 256)),
+            "a second of answers in flight once questions wait over a second for theirs")
+        #expect(detector.inFlightLimit(at: limitAt, oldest: limitAt - .milliseconds(200), maximum: 256) == 256)
+        #expect(ServerReadLimit(bytesPerSecond: limit.bytesPerSecond, answersPerSecond: 40, waiting: 1, since: .now())
+            .likelySetting?.contains("c2s_shaper") == true, "ejabberd's shipped shaper named")
         // The backlog drains: the limit no longer holds anything back.
         #expect(detector.evaluate(at: limitAt, waiting: 0) == .ended)
-        #expect(detector.inFlightLimit(at: limitAt, maximum: 256) == 256)
+        #expect(detector.inFlightLimit(at: limitAt, oldest: nil, maximum: 256) == 256)
     }
 
     @Test func aBusyServerAnsweringThousandsASecondIsNoLimit() {
@@ -171,7 +176,9 @@ struct ReadRateLimitDetectorTests {
         let changes = answers(perSecond: 2_000, for: 5, bytes: 75, into: &detector, from: start)
         #expect(changes.isEmpty)
         #expect(detector.limit == nil)
-        #expect(detector.inFlightLimit(at: start + .seconds(5), maximum: 256) == 256)
+        #expect(
+            detector.inFlightLimit(at: start + .seconds(5), oldest: start + .seconds(5) - .milliseconds(20), maximum: 256)
+                == 256)
     }
 
     @Test func aShortBacklogIsNoLimit() {
@@ -179,5 +186,16 @@ struct ReadRateLimitDetectorTests {
         var detector = ReadRateLimitDetector(origin: start)
         let changes = answers(perSecond: 40, for: 2, bytes: 75, into: &detector, from: start)
         #expect(changes.isEmpty, "questions waited less than \(ReadRateLimitDetector.span)")
+    }
+
+    @Test func aRateIsCalledAShippedLimitOnlyNearThatLimitsRate() {
+        func named(_ bytesPerSecond: Int) -> String? {
+            ServerReadLimit(bytesPerSecond: bytesPerSecond, answersPerSecond: 1, waiting: 1, since: .now()).likelySetting
+        }
+        #expect(named(2_900)?.contains("c2s_shaper") == true)
+        #expect(named(9_800)?.contains("mod_limits") == true)
+        #expect(named(10_240)?.contains("mod_limits") == true)
+        #expect(named(17_000) == nil, "a server short of CPU is not called a shaper")
+        #expect(named(600) == nil)
     }
 }

@@ -50,7 +50,7 @@ extension SourceReport {
         readLimit = status.readLimit.map {
             ReadLimitReport(
                 bytesPerSecond: $0.bytesPerSecond, answersPerSecond: $0.answersPerSecond, waiting: $0.waiting,
-                since: $0.since.description, explanation: $0.explanation)
+                since: $0.since.description, explanation: $0.explanation, likelySetting: $0.likelySetting)
         }
     }
 }

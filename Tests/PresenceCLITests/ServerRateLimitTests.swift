@@ -1,0 +1,127 @@
+import Foundation
+import PresenceTestSupport
+import Testing
+
+/// `presence serve` with its default flags against XMPP servers running the client rate limits their Debian
+/// packages ship (read from the installed configuration files): what a deployment meets before it has read
+/// any guide. The service names the limit within 10 s and still converges at the rate it allows; with the
+/// Deploying guide's exemption for the watcher, the limit is gone; and a SIGTERM ends the service within 2 s
+/// whatever the server does with the questions it was sent.
+///
+/// One at a time: each holds a server with an organisation's accounts and a service process for tens of seconds.
+@Suite("presence serve on servers with the shipped rate limits", .serialized)
+struct ServerRateLimitTests {
+    /// Members on the roster, none online: every one of them is a last-activity question on ejabberd, which
+    /// answers a probe of a member without a session with nothing.
+    static let members = 1_000
+    static let namedWithin: Duration = .seconds(10)
+    static let stoppedWithin: Duration = .seconds(2)
+
+    static func accounts(_ count: Int) -> [String: String] {
+        var accounts = ["watcher": ServeReplicaTests.password]
+        for index in 0 ..< count { accounts[String(format: "m%04d", index)] = "m" }
+        return accounts
+    }
+
+    /// An ejabberd with `members` accounts in one shared roster group, displayed to itself.
+    static func ejabberd(_ profile: ServerProfile, members: Int = members) async throws -> EjabberdServer {
+        try await onAThreadOfItsOwn {
+            try EjabberdServer(accounts: accounts(members), groups: ["Staff": ["@all@"]], profile: profile)
+        }
+    }
+
+    /// SIGTERM, and how long the service took to exit (and with what status).
+    static func terminate(_ replica: RunningServer) async -> (status: Int32, took: Duration) {
+        let started = ContinuousClock.now
+        let status = await replica.stopped()
+        return (status, ContinuousClock.now - started)
+    }
+
+    @Test func onStockEjabberdTheShaperIsNamedWithinTenSecondsTheSnapshotConvergesAndSIGTERMEndsWithinTwo()
+        async throws
+    {
+        let server = try await Self.ejabberd(.stock)
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let replica = try await RunningServer.started(try ServeReplicaTests.replicaArguments(server, resource: "stock"))
+        defer { _ = replica.stop() }
+
+        // Named in /v1/stats, in /readyz's reason and in the log.
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                try ServeReplicaTests.source(port: replica.httpPort)?["readLimit"] is [String: Any]
+            })
+        let namedAfter = ContinuousClock.now - started
+        print("stock ejabberd's shaper named \(namedAfter) after the service started")
+        #expect(namedAfter <= Self.namedWithin)
+        let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
+        let limit = try #require(source["readLimit"] as? [String: Any])
+        // The shipped `normal` shaper, 3,000 bytes a second, named.
+        #expect((limit["likelySetting"] as? String)?.contains("c2s_shaper") == true, "\(limit)")
+        #expect((limit["explanation"] as? String)?.contains("Deploying guide") == true)
+        #expect(source["questionsInFlight"] as? Int ?? 0 <= 256)
+        let ready = try ServeReplicaTests.get("/readyz", port: replica.httpPort)
+        #expect(ready.status == 503)
+        let reason = try #require(ready.json?["reason"] as? String)
+        #expect(reason.contains("c2s_shaper"), "\(reason)")
+        #expect(replica.log.contains("c2s_shaper rule"), "the log names it")
+
+        // Still converging at the rate the shaper allows, with about a second of questions in flight.
+        let waiting = { try ServeReplicaTests.source(port: replica.httpPort)?["questionsWaiting"] as? Int ?? 0 }
+        let before = try waiting()
+        #expect(try await eventually(timeout: .seconds(15)) { try waiting() < before }, "questions keep going")
+        let after = try waiting()
+        let inFlight = try ServeReplicaTests.source(port: replica.httpPort)?["questionsInFlight"] as? Int ?? 0
+        #expect(inFlight <= 120, "never more in flight than the server takes: \(inFlight)")
+
+        // Stopping does not wait for the questions the shaper holds back.
+        let (status, took) = await Self.terminate(replica)
+        print("SIGTERM on a shaped ejabberd with \(after) questions waiting exited after \(took)")
+        #expect(status == 0)
+        #expect(took <= Self.stoppedWithin, "SIGTERM took \(took)")
+    }
+
+    @Test func withTheGuidesExemptionTheWatcherMeetsNoLimitOnStockEjabberd() async throws {
+        let server = try await Self.ejabberd(.stockExempting(watcher: "watcher"))
+        defer { server.stop() }
+        let replica = try await RunningServer.started(try ServeReplicaTests.replicaArguments(server, resource: "exempt"))
+        defer { _ = replica.stop() }
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200
+            })
+        let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
+        #expect(source["rosterSize"] as? Int == Self.members)
+        print("stock ejabberd with the exemption: \(Self.members) members, snapshot \(source["lastSnapshotMilliseconds"] ?? "?") ms")
+        // No shipped limit named, in the log either. (A server that answers slowly is still said to: the
+        // shared roster group `@all@` costs ejabberd about 5 ms of CPU a question.)
+        #expect(!replica.log.contains("likely ejabberd"), "\(replica.log)")
+        #expect(await replica.stopped() == 0)
+    }
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func aServerThatStopsReadingAfterABurstOfQuestionsDoesNotHoldUpSIGTERM(on kind: XMPPServerKind) async throws {
+        // ejabberd with an organisation's roster: the snapshot's questions are in flight when it freezes.
+        let server: any XMPPTestServer =
+            kind == .ejabberd
+            ? try await Self.ejabberd(.stock)
+            : try await kind.start(
+                accounts: ["watcher": ServeReplicaTests.password, "bob": "b"], groups: ["Staff": ["watcher", "bob"]],
+                profile: .stock)
+        defer { server.stop() }
+        let replica = try await RunningServer.started(try ServeReplicaTests.replicaArguments(server, resource: "burst"))
+        defer { _ = replica.stop() }
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                try ServeReplicaTests.source(port: replica.httpPort)?["connected"] as? Bool == true
+            })
+        // Frozen with the snapshot's questions unanswered: bytes it will never read, a close it never answers.
+        server.pause()
+        defer { server.resume() }
+        try await Task.sleep(for: .seconds(1))
+        let (status, took) = await Self.terminate(replica)
+        print("SIGTERM with a frozen \(kind) after a burst of questions exited after \(took)")
+        #expect(status == 0)
+        #expect(took <= Self.stoppedWithin, "SIGTERM took \(took)")
+    }
+}
