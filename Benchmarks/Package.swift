@@ -89,6 +89,20 @@ let package = Package(
             ],
             path: "Benchmarks/ResyncCost"
         ),
+        // Login to ready for an organisation on a real Prosody or ejabberd, with and without the shipped rate
+        // limits and the Deploying guide's exemption for the watcher.
+        .executableTarget(
+            name: "OrganisationReady",
+            dependencies: [
+                "LoadSupport",
+                .product(name: "PresenceModel", package: "PresenceStore"),
+                .product(name: "PresenceSource", package: "PresenceStore"),
+                .product(name: "PresenceStore", package: "PresenceStore"),
+                .product(name: "XMPPClient", package: "PresenceStore"),
+                .product(name: "XMPPStream", package: "PresenceStore"),
+            ],
+            path: "Benchmarks/OrganisationReady"
+        ),
         // Refill by probe against a real Prosody with 1,000 members: lookup latency by where the answer comes from,
         // and the probe load evicting storages of several sizes put on the server under a steady query mix.
         .executableTarget(

@@ -13,7 +13,8 @@ public final class LoadEjabberd: LoadServer {
     private let directory: URL
     private let process: Process
 
-    public init(members: Int) throws {
+    public init(members: Int, limits: ShippedLimits = .none) throws {
+        let limits = try limits.ejabberd(watcher: "watcher@example.test")
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ejabberd-load-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("spool"), withIntermediateDirectories: true)
@@ -26,16 +27,14 @@ public final class LoadEjabberd: LoadServer {
         auth_method: internal
         auth_password_format: plain
         listen:
-          - {port: \(port), ip: "127.0.0.1", module: ejabberd_c2s, max_stanza_size: 33554432}
+          - {port: \(port), ip: "127.0.0.1", module: ejabberd_c2s, max_stanza_size: 33554432\(limits.listenerShaper)}
           - {port: \(apiPort), ip: "127.0.0.1", module: ejabberd_http, request_handlers: {/api: mod_http_api}}
         api_permissions:
           "loopback administration": {who: {ip: 127.0.0.1/8}, what: ["*"]}
         access_rules:
           local: {allow: all}
           c2s: {allow: all}
-        shaper_rules:
-          max_user_sessions: 10
-          c2s_shaper: none
+        \(limits.sections)
         modules: {mod_admin_extra: {}, mod_disco: {}, mod_http_api: {}, mod_last: {}, mod_ping: {}, mod_roster: {}, mod_shared_roster: {}}
         """.write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: false, encoding: .utf8)
         process = Process()

@@ -14,7 +14,7 @@ public final class LoadProsody: LoadServer {
     public static let password = LoadAccounts.password
 
     /// - Parameter garbageCollector: Prosody's `gc` mode, `incremental` (its default) or `generational` (Lua 5.4).
-    public init(members: Int, garbageCollector: String? = nil) throws {
+    public init(members: Int, garbageCollector: String? = nil, limits: ShippedLimits = .none) throws {
         memberCount = members
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("prosody-load-\(UUID().uuidString)")
         let accounts = directory.appendingPathComponent("data/example%2etest/accounts")
@@ -29,6 +29,7 @@ public final class LoadProsody: LoadServer {
             groups += "[g\(index)]\nwatcher@\(domain)\n\(LoadProsody.member(index))@\(domain)\n"
         }
         try groups.write(to: directory.appendingPathComponent("groups.txt"), atomically: false, encoding: .utf8)
+        let limits = try limits.prosody(watcher: "watcher@example.test")
         port = 20_000 + Int.random(in: 0 ..< 20_000)
         try """
         run_as_root = true
@@ -36,7 +37,7 @@ public final class LoadProsody: LoadServer {
         data_path = "\(directory.path)/data"
         network_backend = "epoll"
         \(garbageCollector.map { "gc = { mode = \"\($0)\" }" } ?? "")
-        modules_enabled = { "roster"; "saslauth"; "disco"; "ping"; "groups" }
+        modules_enabled = { "roster"; "saslauth"; "disco"; "ping"; "groups"\(limits.module) }
         modules_disabled = { "s2s" }
         c2s_ports = { \(port) }
         c2s_interfaces = { "127.0.0.1" }
@@ -49,6 +50,7 @@ public final class LoadProsody: LoadServer {
         c2s_require_encryption = false
         groups_file = "\(directory.path)/groups.txt"
         log = { warn = "\(directory.path)/prosody.log" }
+        \(limits.lines)
         VirtualHost "\(domain)"
         """.write(to: directory.appendingPathComponent("prosody.cfg.lua"), atomically: false, encoding: .utf8)
         process = Process()

@@ -28,10 +28,13 @@ public enum LoadAccounts {
 
 /// Starts `kind` (`prosody` or `ejabberd`) with `members` accounts.
 /// - Parameter garbageCollector: Prosody's `gc` mode (`incremental` or `generational`); ignored by ejabberd.
-public func startLoadServer(_ kind: String, members: Int, garbageCollector: String? = nil) throws -> any LoadServer {
+/// - Parameter limits: the client rate limits it runs with.
+public func startLoadServer(
+    _ kind: String, members: Int, garbageCollector: String? = nil, limits: ShippedLimits = .none
+) throws -> any LoadServer {
     switch kind {
-    case "ejabberd": try LoadEjabberd(members: members)
-    case "prosody": try LoadProsody(members: members, garbageCollector: garbageCollector)
+    case "ejabberd": try LoadEjabberd(members: members, limits: limits)
+    case "prosody": try LoadProsody(members: members, garbageCollector: garbageCollector, limits: limits)
     default: fatalError("unknown server \(kind): prosody or ejabberd")
     }
 }

@@ -1,0 +1,130 @@
+// How long an organisation takes to be ready, from the watcher's login to a complete snapshot, on a real Prosody
+// or ejabberd with no client rate limit, with the limits Debian ships, or with those and the Deploying guide's
+// exemption for the watcher; with the server's CPU for the snapshot, when the service named a limit, and how long
+// stopping took at the worst moment (in the middle of the snapshot's questions).
+//
+//   swift run --package-path Benchmarks -c release OrganisationReady [members] [online %] [server] \
+//       [none|stock|exempt] [seconds to wait at most] [questions in flight at most]
+import Foundation
+import LoadSupport
+import PresenceModel
+import PresenceSource
+import PresenceStore
+import Synchronization
+import XMPPClient
+import XMPPStream
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let memberCount = arguments.first.flatMap { Int($0) } ?? 1000
+let onlinePercent = arguments.dropFirst().first.flatMap { Double($0) } ?? 5
+let serverKind = arguments.dropFirst(2).first ?? "ejabberd"
+let limits = arguments.dropFirst(3).first.flatMap { ShippedLimits(rawValue: $0) } ?? .none
+let waitAtMost = arguments.dropFirst(4).first.flatMap { Double($0) } ?? 120
+let questionsInFlight =
+    arguments.dropFirst(5).first.flatMap { Int($0) }
+    ?? XMPPPresenceSource.AnswerConfiguration.defaultQuestionsInFlight
+let onlineCount = Int((Double(memberCount) * onlinePercent / 100).rounded())
+
+let setUp = ContinuousClock.now
+let server = try startLoadServer(serverKind, members: memberCount, limits: limits)
+report(
+    "\(server.name), limits \(limits.rawValue): \(memberCount) members, \(onlineCount) online (set up in "
+        + "\(ContinuousClock.now - setUp))")
+
+// Members online, idle.
+let loggedIn = Atomic<Int>(0)
+let failures = Atomic<Int>(0)
+let endGate = Gate()
+let members = Task {
+    await withTaskGroup(of: Void.self) { group in
+        for index in 0 ..< onlineCount {
+            if index % 64 == 0 {
+                while loggedIn.load(ordering: .relaxed) + failures.load(ordering: .relaxed) < index {
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            group.addTask {
+                let configuration = XMPPClientConfiguration(
+                    account: try! BareJID("\(LoadAccounts.member(index))@\(server.domain)"),
+                    password: LoadAccounts.password, resource: "desk", host: "127.0.0.1", port: server.port, tls: .off,
+                    keepAlive: nil)
+                do {
+                    try await XMPPConnection.withSession(configuration) { session in
+                        var writer = XMPPWriter()
+                        writer.presence(show: "away", status: "Member \(index)", priority: 1)
+                        try await session.send(writer.bytes)
+                        loggedIn.add(1, ordering: .relaxed)
+                        await endGate.wait()
+                    }
+                } catch {
+                    failures.add(1, ordering: .relaxed)
+                }
+            }
+        }
+    }
+}
+while loggedIn.load(ordering: .relaxed) + failures.load(ordering: .relaxed) < onlineCount {
+    try await Task.sleep(for: .milliseconds(50))
+}
+report("members online: \(loggedIn.load(ordering: .relaxed)), failed: \(failures.load(ordering: .relaxed))")
+try await Task.sleep(for: .seconds(2))
+
+/// One watcher with the service's defaults: login to a complete snapshot.
+func watch(stopAfter: Duration?) async throws -> (ready: Duration?, cpu: Double, named: Duration?, limit: ServerReadLimit?) {
+    let source = XMPPPresenceSource(
+        configuration: XMPPClientConfiguration(
+            account: try BareJID("watcher@\(server.domain)"), password: LoadAccounts.password, resource: "presence",
+            host: "127.0.0.1", port: server.port, tls: .off),
+        storage: DictionaryMemoryStorage(),
+        answering: .init(questionsInFlight: questionsInFlight))
+    let cpu = server.cpuSeconds()
+    let ownCPU = ownCPUSeconds()
+    let started = ContinuousClock.now
+    let task = Task { await source.run() }
+    var named: Duration?
+    var limit: ServerReadLimit?
+    var rosterAt: Duration?
+    var questionsAt: Duration?
+    let deadline = started + (stopAfter ?? .milliseconds(Int64(waitAtMost * 1000)))
+    while !source.status.snapshotComplete && ContinuousClock.now < deadline {
+        let status = source.status
+        if rosterAt == nil && status.rosterSize > 0 { rosterAt = ContinuousClock.now - started }
+        if questionsAt == nil && status.questionsInFlight > 0 { questionsAt = ContinuousClock.now - started }
+        if named == nil, let seen = status.readLimit {
+            named = ContinuousClock.now - started
+            limit = seen
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    let ready = source.status.snapshotComplete ? ContinuousClock.now - started : nil
+    if stopAfter == nil {
+        report(
+            "roster received \(rosterAt.map { "\(seconds($0))" } ?? "-") s after login, last-activity questions from "
+                + "\(questionsAt.map { "\(seconds($0))" } ?? "-") s")
+    }
+    let used = server.cpuSeconds() - cpu
+    if stopAfter == nil { report(String(format: "the watcher's own CPU: %.2f s", ownCPUSeconds() - ownCPU)) }
+    let stopping = ContinuousClock.now
+    task.cancel()
+    await task.value
+    if stopAfter != nil { report("stopped \(ContinuousClock.now - stopping) after the stop was asked, mid-snapshot") }
+    return (ready, used, named, limit)
+}
+
+let run = try await watch(stopAfter: nil)
+if let ready = run.ready {
+    report(String(format: "ready %.2f s after login; server CPU %.2f s", seconds(ready), run.cpu))
+} else {
+    report(String(format: "not ready after %.0f s; server CPU %.2f s", waitAtMost, run.cpu))
+}
+if let named = run.named, let limit = run.limit {
+    report(String(format: "limit named %.2f s after login: ", seconds(named)) + limit.explanation)
+} else {
+    report("no limit named")
+}
+// Stopping in the middle of a snapshot: the service's SIGTERM path (the source's task cancelled).
+_ = try await watch(stopAfter: .seconds(2))
+
+endGate.open()
+members.cancel()
+server.stop()
