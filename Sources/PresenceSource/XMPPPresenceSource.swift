@@ -370,6 +370,9 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         return pass.nextDeadline
     }
 
+    /// How often the question window is sized to the server's answers and the read limit looked at.
+    static let pacePeriod: Duration = .milliseconds(100)
+
     /// XEP-0012 counts whole seconds: `0` may mean a session ended less than this long ago.
     static let lastActivityGranularity: Duration = .seconds(1)
 
@@ -381,14 +384,19 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         let tick = max(Duration.milliseconds(1), min(answering.settle, .milliseconds(25)))
         var lastAsked: [String: ContinuousClock.Instant] = [:]
         var wake = ContinuousClock.now + tick
+        var nextPace = ContinuousClock.now
         while !Task.isCancelled {
             do { try await Task.sleep(until: wake, clock: .continuous) } catch { return }
             let now = ContinuousClock.now
             let deadline = settleCertainAnswers(at: now)
             wake = min(deadline ?? now + tick, now + tick)
             confirmations.recheckLastActivity(at: now, after: Self.lastActivityGranularity)
-            if let change = confirmations.pace(at: now) { noteReadLimit(change) }
-            if let limit = confirmations.readLimit { updateReadLimit(limit) }
+            // The window and the limit change at the detector's resolution, not at every tick.
+            if now >= nextPace {
+                nextPace = now + Self.pacePeriod
+                if let change = confirmations.pace(at: now) { noteReadLimit(change) }
+                if let limit = confirmations.readLimit { updateReadLimit(limit) }
+            }
             for (id, started) in confirmations.rounds(.snapshot) + confirmations.rounds(.rosterAddition)
                 + confirmations.rounds(.resync)
             where now - (lastAsked[id] ?? started) >= answering.reaskInterval {
