@@ -100,6 +100,7 @@ let package = Package(
                 .product(name: "PresenceStore", package: "PresenceStore"),
                 .product(name: "XMPPClient", package: "PresenceStore"),
                 .product(name: "XMPPStream", package: "PresenceStore"),
+                .product(name: "PresenceDisk", package: "PresenceStore"),
             ],
             path: "Benchmarks/OrganisationReady"
         ),

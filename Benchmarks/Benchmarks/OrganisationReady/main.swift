@@ -4,9 +4,13 @@
 // stopping took at the worst moment (in the middle of the snapshot's questions).
 //
 //   swift run --package-path Benchmarks -c release OrganisationReady [members] [online %] [server] \
-//       [none|stock|exempt] [seconds to wait at most] [questions in flight at most]
+//       [none|stock|exempt] [seconds to wait at most] [questions in flight at most] [memory|disk]
+//
+// With `disk`, the watcher's storage is the disk tier (a dictionary in front of SQLite), and the snapshot is run
+// again on a new tier opened on the same file: a replica's restart, which answers from disk at once.
 import Foundation
 import LoadSupport
+import PresenceDisk
 import PresenceModel
 import PresenceSource
 import PresenceStore
@@ -23,6 +27,8 @@ let waitAtMost = arguments.dropFirst(4).first.flatMap { Double($0) } ?? 120
 let questionsInFlight =
     arguments.dropFirst(5).first.flatMap { Int($0) }
     ?? XMPPPresenceSource.AnswerConfiguration.defaultQuestionsInFlight
+let onDisk = arguments.dropFirst(6).first == "disk"
+let diskDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("organisation-ready-\(UUID())").path
 let onlineCount = Int((Double(memberCount) * onlinePercent / 100).rounded())
 
 let setUp = ContinuousClock.now
@@ -70,12 +76,14 @@ report("members online: \(loggedIn.load(ordering: .relaxed)), failed: \(failures
 try await Task.sleep(for: .seconds(2))
 
 /// One watcher with the service's defaults: login to a complete snapshot.
-func watch(stopAfter: Duration?) async throws -> (ready: Duration?, cpu: Double, named: Duration?, limit: ServerReadLimit?) {
+func watch(
+    stopAfter: Duration?, storage: any MemoryStorage = DictionaryMemoryStorage()
+) async throws -> (ready: Duration?, cpu: Double, named: Duration?, limit: ServerReadLimit?) {
     let source = XMPPPresenceSource(
         configuration: XMPPClientConfiguration(
             account: try BareJID("watcher@\(server.domain)"), password: LoadAccounts.password, resource: "presence",
             host: "127.0.0.1", port: server.port, tls: .off),
-        storage: DictionaryMemoryStorage(),
+        storage: storage,
         answering: .init(questionsInFlight: questionsInFlight))
     let cpu = server.cpuSeconds()
     let ownCPU = ownCPUSeconds()
@@ -111,7 +119,15 @@ func watch(stopAfter: Duration?) async throws -> (ready: Duration?, cpu: Double,
     return (ready, used, named, limit)
 }
 
-let run = try await watch(stopAfter: nil)
+/// The disk tier on the benchmark's file, and how long opening it took.
+func openTier() throws -> (TieredStorage, Duration) {
+    let started = ContinuousClock.now
+    let tier = try TieredStorage(memory: DictionaryMemoryStorage(), disk: try SQLitePresenceStore(directory: diskDirectory))
+    return (tier, ContinuousClock.now - started)
+}
+
+let firstTier = onDisk ? try openTier().0 : nil
+let run = try await watch(stopAfter: nil, storage: firstTier ?? DictionaryMemoryStorage())
 if let ready = run.ready {
     report(String(format: "ready %.2f s after login; server CPU %.2f s", seconds(ready), run.cpu))
 } else {
@@ -122,6 +138,19 @@ if let named = run.named, let limit = run.limit {
 } else {
     report("no limit named")
 }
+if let firstTier {
+    _ = firstTier.flush()
+    firstTier.close()
+    let (tier, opened) = try openTier()
+    report("restart: the disk tier opened in \(opened) with \(tier.count) statuses, answered from disk at once")
+    let again = try await watch(stopAfter: nil, storage: tier)
+    report(
+        String(
+            format: "restart: ready %.2f s after login; server CPU %.2f s", again.ready.map(seconds) ?? -1, again.cpu))
+    tier.close()
+    try? FileManager.default.removeItem(atPath: diskDirectory)
+}
+
 // Stopping in the middle of a snapshot: the service's SIGTERM path (the source's task cancelled).
 _ = try await watch(stopAfter: .seconds(2))
 
