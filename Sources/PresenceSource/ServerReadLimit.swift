@@ -26,7 +26,7 @@ public struct ServerReadLimit: Sendable, Hashable {
 
     /// The shipped limit whose rate this is: ejabberd's `normal` shaper (3,000 bytes a second, applied by
     /// `c2s_shaper`; measured by the detector at 2,890 to 3,655), or Prosody's `mod_limits` c2s rate (10kb/s, which Prosody applies a second at a time: a
-    /// watcher sending 60,000 bytes at once was read at 6,800 to 10,000 bytes a second). Nil for any other rate: a
+    /// watcher sending 60,000 to 150,000 bytes at once was read at 6,800 to 8,600 bytes a second). Nil for any other rate: a
     /// limit set by hand, or a server short of CPU.
     public var likelySetting: String? { Self.likelySetting(bytesPerSecond: bytesPerSecond) }
 
