@@ -181,7 +181,13 @@ let package = Package(
         // What the loads share: a Prosody of their own with N member accounts, `presence serve` in its own process, a
         // keep-alive HTTP client, and reporting.
         .target(
-            name: "LoadSupport", dependencies: [.product(name: "LoopbackHTTP", package: "PresenceStore")],
+            name: "LoadSupport",
+            dependencies: [
+                .product(name: "LoopbackHTTP", package: "PresenceStore"),
+                .product(name: "PresenceModel", package: "PresenceStore"),
+                .product(name: "XMPPClient", package: "PresenceStore"),
+                .product(name: "XMPPStream", package: "PresenceStore"),
+            ],
             path: "Sources/LoadSupport"),
     ],
     swiftLanguageModes: [.v6]

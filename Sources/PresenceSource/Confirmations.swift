@@ -37,6 +37,9 @@ final class Confirmations: Sendable {
         let resources: Set<String>
         /// The member's presence as the round received it (probe rounds only), should the storage have evicted it.
         let captured: UserPresence?
+        /// The storage showed the member available when the server said they had no resource: the answer
+        /// corrects a status the server no longer held, even if the storage agrees by the time it is final.
+        let correctsShownAvailable: Bool
     }
 
     /// What a settle pass did: the rounds it ended, and when the next answer becomes final if its member stays
@@ -81,6 +84,8 @@ final class Confirmations: Sendable {
         var offline = 0
         /// The ping after the round's question was answered: the server has read the question.
         var pingAnswered = false
+        /// Members the storage showed available when the server said they had no resource.
+        var shownAvailable: Set<BareJID> = []
     }
 
     private struct State {
@@ -149,10 +154,18 @@ final class Confirmations: Sendable {
         }
     }
 
-    /// Whether an open round of `purpose` waits for `member`'s answer.
-    func isAsking(_ member: BareJID, for purpose: Purpose) -> Bool {
+    /// Notes, for every open round of `purpose` waiting for `member`'s answer, that the storage shows the member
+    /// available as the server says they have no resource; false when no such round waits for them. The round's
+    /// answer then says it corrected a status (``Settled/correctsShownAvailable``): one decision, made when the
+    /// answer is final, whichever of the update and the verdict reaches the storage first.
+    func noteShownAvailable(_ member: BareJID, for purpose: Purpose) -> Bool {
         state.withLock { state in
-            state.rounds.values.contains { $0.purpose == purpose && $0.unsettled.contains(member) }
+            var noted = false
+            for id in state.rounds(asking: member) where state.rounds[id]!.purpose == purpose {
+                state.rounds[id]!.shownAvailable.insert(member)
+                noted = true
+            }
+            return noted
         }
     }
 
@@ -327,7 +340,8 @@ final class Confirmations: Sendable {
                     reconcile(
                         Settled(
                             round: id, purpose: round.purpose, member: member, verdict: verdict,
-                            resources: round.members[member]!.resources, captured: round.captured[member]))
+                            resources: round.members[member]!.resources, captured: round.captured[member],
+                            correctsShownAvailable: round.shownAvailable.contains(member)))
                 }
                 if round.unsettled.isEmpty {
                     pass.finished.append(

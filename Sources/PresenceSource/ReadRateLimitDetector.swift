@@ -72,6 +72,14 @@ struct ReadRateLimitDetector {
         backloggedSince = since
         guard now - since >= Self.span else { return nil }
         let (bytes, answers) = answeredInSpan(endingAt: now)
+        // A rate still falling is a burst running out (a shaper lets its bucket's worth through at once, for as
+        // long as the watcher keeps up): judged once the last second answers at least three quarters of the one
+        // before it.
+        if limit == nil {
+            let last = answeredInSpan(endingAt: now, over: .seconds(1)).bytes
+            let before = answeredInSpan(endingAt: now - .seconds(1), over: .seconds(1)).bytes
+            guard last * 4 >= before * 3 else { return nil }
+        }
         let seconds = Self.measured / .seconds(1)
         let bytesPerSecond = Int(Double(bytes) / seconds)
         guard bytesPerSecond < Self.ceiling else { return clear() }
@@ -101,11 +109,14 @@ struct ReadRateLimitDetector {
         Int64((instant - origin) / Self.bucketWidth)
     }
 
-    private func answeredInSpan(endingAt now: ContinuousClock.Instant) -> (bytes: Int, answers: Int) {
-        let oldest = bucket(of: now) - Int64(Self.bucketCount)
+    private func answeredInSpan(
+        endingAt now: ContinuousClock.Instant, over span: Duration = measured
+    ) -> (bytes: Int, answers: Int) {
+        let newest = bucket(of: now)
+        let oldest = newest - Int64(span / Self.bucketWidth)
         var bytes = 0
         var answers = 0
-        for bucket in buckets where bucket.number > oldest {
+        for bucket in buckets where bucket.number > oldest && bucket.number <= newest {
             bytes += bucket.bytes
             answers += bucket.answers
         }

@@ -395,7 +395,11 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             if now >= nextPace {
                 nextPace = now + Self.pacePeriod
                 if let change = confirmations.pace(at: now) { noteReadLimit(change) }
-                if let limit = confirmations.readLimit { updateReadLimit(limit) }
+                if let limit = confirmations.readLimit, let renamed = updateReadLimit(limit).renamed {
+                    // The rate a limit was first seen at may be a shaper's burst running out: the likely setting
+                    // is said again once the rate settles on another.
+                    logger.warning("\(renamed.explanation)", metadata: ["bytesPerSecond": "\(renamed.bytesPerSecond)"])
+                }
             }
             for (id, started) in confirmations.rounds(.snapshot) + confirmations.rounds(.rosterAddition)
                 + confirmations.rounds(.resync)
@@ -416,7 +420,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     private func noteReadLimit(_ change: ReadRateLimitDetector.Change) {
         switch change {
         case .began(let limit):
-            let reported = updateReadLimit(limit)
+            let reported = updateReadLimit(limit).current
             logger.warning(
                 "\(reported.explanation)",
                 metadata: [
@@ -431,9 +435,11 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
     }
 
-    /// Keeps the status's read limit current (its rate and backlog change as it drains); returns it.
-    @discardableResult
-    private func updateReadLimit(_ limit: ReadRateLimitDetector.Limit) -> ServerReadLimit {
+    /// Keeps the status's read limit current (its rate and backlog change as it drains); returns it, and again
+    /// as `renamed` when its likely setting is not the one said before.
+    private func updateReadLimit(
+        _ limit: ReadRateLimitDetector.Limit
+    ) -> (current: ServerReadLimit, renamed: ServerReadLimit?) {
         let now = ContinuousClock.now
         let time = clock()
         return state.withLock { state in
@@ -444,8 +450,10 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             let reported = ServerReadLimit(
                 bytesPerSecond: limit.bytesPerSecond, answersPerSecond: limit.answersPerSecond,
                 waiting: limit.waiting, since: since)
+            let before = state.readLimit
             state.readLimit = reported
-            return reported
+            let renamed = before != nil && before?.likelySetting != reported.likelySetting
+            return (reported, renamed ? reported : nil)
         }
     }
 
@@ -513,13 +521,11 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     }
 
     /// Notes, before an update is applied, whether it is the server's answer to a resync that a member shown
-    /// available has no resource at all: a status the server no longer held.
+    /// available has no resource at all: a status the server no longer held, counted when the answer is final.
     private func noteResyncCorrection(_ update: PresenceUpdate) {
         let member = update.from.bare
-        guard update.from.resource == nil, update.availability == .unavailable,
-            confirmations.isAsking(member, for: .resync), isShownAvailable(member)
-        else { return }
-        countResyncCorrection(of: member)
+        guard update.from.resource == nil, update.availability == .unavailable, isShownAvailable(member) else { return }
+        _ = confirmations.noteShownAvailable(member, for: .resync)
     }
 
     private func countResyncCorrection(of member: BareJID) {
@@ -557,11 +563,13 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
             resyncCandidates.confirmedOffline(member)
             let stored = storage.lookup(member)
             if case .present(let presence) = stored, presence.status?.isAvailable == false {
-                corrected = false
+                // Already offline: the server's answer reached the storage first, having found the member shown
+                // available, or the member was never shown available.
+                corrected = settled.correctsShownAvailable
                 break
             }
             if case .present(let presence) = stored { corrected = presence.status?.isAvailable == true } else {
-                corrected = false
+                corrected = settled.correctsShownAvailable
             }
             storage.apply(
                 PresenceUpdate(from: JID(bare: member, resource: nil), availability: .unavailable), receivedAt: now)

@@ -170,6 +170,18 @@ struct ReadRateLimitDetectorTests {
         #expect(detector.inFlightLimit(at: limitAt, oldest: nil, maximum: 256) == 256)
     }
 
+    @Test func aShapersBurstRunningOutIsFollowedToTheShapersRate() throws {
+        // A slow watcher keeps ejabberd's 20,000-byte burst going for seconds: 120 answers a second, then the
+        // shaper's 40.
+        let start = ContinuousClock.now
+        var detector = ReadRateLimitDetector(origin: start)
+        var changes = answers(perSecond: 120, for: 3, bytes: 75, into: &detector, from: start)
+        changes += answers(perSecond: 40, for: 4, bytes: 75, into: &detector, from: start + .seconds(3))
+        #expect(changes.count == 1, "one limit, its rate followed: \(changes)")
+        let limit = try #require(detector.limit)
+        #expect((2_000 ... 4_500).contains(limit.bytesPerSecond), "at the shaper's rate once the burst is over: \(limit)")
+    }
+
     @Test func aBusyServerAnsweringThousandsASecondIsNoLimit() {
         let start = ContinuousClock.now
         var detector = ReadRateLimitDetector(origin: start)

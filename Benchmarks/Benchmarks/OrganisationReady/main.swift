@@ -14,7 +14,6 @@ import PresenceDisk
 import PresenceModel
 import PresenceSource
 import PresenceStore
-import Synchronization
 import XMPPClient
 import XMPPStream
 
@@ -38,41 +37,8 @@ report(
         + "\(ContinuousClock.now - setUp))")
 
 // Members online, idle.
-let loggedIn = Atomic<Int>(0)
-let failures = Atomic<Int>(0)
-let endGate = Gate()
-let members = Task {
-    await withTaskGroup(of: Void.self) { group in
-        for index in 0 ..< onlineCount {
-            if index % 64 == 0 {
-                while loggedIn.load(ordering: .relaxed) + failures.load(ordering: .relaxed) < index {
-                    try? await Task.sleep(for: .milliseconds(5))
-                }
-            }
-            group.addTask {
-                let configuration = XMPPClientConfiguration(
-                    account: try! BareJID("\(LoadAccounts.member(index))@\(server.domain)"),
-                    password: LoadAccounts.password, resource: "desk", host: "127.0.0.1", port: server.port, tls: .off,
-                    keepAlive: nil)
-                do {
-                    try await XMPPConnection.withSession(configuration) { session in
-                        var writer = XMPPWriter()
-                        writer.presence(show: "away", status: "Member \(index)", priority: 1)
-                        try await session.send(writer.bytes)
-                        loggedIn.add(1, ordering: .relaxed)
-                        await endGate.wait()
-                    }
-                } catch {
-                    failures.add(1, ordering: .relaxed)
-                }
-            }
-        }
-    }
-}
-while loggedIn.load(ordering: .relaxed) + failures.load(ordering: .relaxed) < onlineCount {
-    try await Task.sleep(for: .milliseconds(50))
-}
-report("members online: \(loggedIn.load(ordering: .relaxed)), failed: \(failures.load(ordering: .relaxed))")
+let members = OnlineMembers(onlineCount, on: server)
+report(await members.waitUntilOnline())
 try await Task.sleep(for: .seconds(2))
 
 /// One watcher with the service's defaults: login to a complete snapshot.
@@ -154,6 +120,5 @@ if let firstTier {
 // Stopping in the middle of a snapshot: the service's SIGTERM path (the source's task cancelled).
 _ = try await watch(stopAfter: .seconds(2))
 
-endGate.open()
-members.cancel()
+members.end()
 server.stop()

@@ -30,60 +30,23 @@ report("\(server.name): \(memberCount) members, \(onlineCount) online; resync ev
 
 // MARK: Members online, idle
 
-let loggedIn = Atomic<Int>(0)
-let failures = Atomic<Int>(0)
-let endGate = Gate()
 let busyGate = Gate()
 let changing = Atomic<Bool>(true)
-let firstFailure = Mutex<String?>(nil)
-let members = Task {
-    await withTaskGroup(of: Void.self) { group in
-        for index in 0 ..< onlineCount {
-            // Logins in waves of 64, as a real organisation's morning is spread out.
-            if index % 64 == 0 {
-                while loggedIn.load(ordering: .relaxed) + failures.load(ordering: .relaxed) < index {
-                    try? await Task.sleep(for: .milliseconds(5))
-                }
-            }
-            group.addTask {
-                let configuration = XMPPClientConfiguration(
-                    account: try! BareJID("\(LoadAccounts.member(index))@\(server.domain)"),
-                    password: LoadAccounts.password, resource: "desk", host: "127.0.0.1", port: server.port, tls: .off,
-                    keepAlive: nil)
-                do {
-                    try await XMPPConnection.withSession(configuration) { session in
-                        var writer = XMPPWriter()
-                        writer.presence(show: "away", status: "Member \(index)", priority: 1)
-                        try await session.send(writer.bytes)
-                        loggedIn.add(1, ordering: .relaxed)
-                        await busyGate.wait()
-                        // Ten changes a second in all, spread evenly over the online members: each changes every
-                        // onlineCount / 10 seconds, starting index / 10 seconds in.
-                        var round = 0
-                        try await Task.sleep(for: .milliseconds(100 * index))
-                        while changing.load(ordering: .relaxed) {
-                            round += 1
-                            var writer = XMPPWriter()
-                            writer.presence(show: round % 2 == 0 ? "away" : "dnd", status: "Change \(round)", priority: 1)
-                            try await session.send(writer.bytes)
-                            try await Task.sleep(for: .milliseconds(100 * onlineCount))
-                        }
-                        await endGate.wait()
-                    }
-                } catch {
-                    failures.add(1, ordering: .relaxed)
-                    firstFailure.withLock { $0 = $0 ?? "\(error)" }
-                }
-            }
-        }
+let members = OnlineMembers(onlineCount, on: server) { index, session in
+    await busyGate.wait()
+    // Ten changes a second in all, spread evenly over the online members: each changes every onlineCount / 10
+    // seconds, starting index / 10 seconds in.
+    var round = 0
+    try await Task.sleep(for: .milliseconds(100 * index))
+    while changing.load(ordering: .relaxed) {
+        round += 1
+        var writer = XMPPWriter()
+        writer.presence(show: round % 2 == 0 ? "away" : "dnd", status: "Change \(round)", priority: 1)
+        try await session.send(writer.bytes)
+        try await Task.sleep(for: .milliseconds(100 * onlineCount))
     }
 }
-while loggedIn.load(ordering: .relaxed) + failures.load(ordering: .relaxed) < onlineCount {
-    try await Task.sleep(for: .milliseconds(50))
-}
-report(
-    "members online: \(loggedIn.load(ordering: .relaxed)), failed: \(failures.load(ordering: .relaxed))"
-        + (firstFailure.withLock { $0 }.map { " (first: \($0))" } ?? ""))
+report(await members.waitUntilOnline())
 
 // MARK: The watcher, with the service's defaults but the resync's interval
 
@@ -148,7 +111,6 @@ report(
         Double(source.status.keepAlivePings - pings) / window * 60, window))
 changing.store(false, ordering: .relaxed)
 
-endGate.open()
+members.end()
 sourceTask.cancel()
-members.cancel()
 server.stop()
