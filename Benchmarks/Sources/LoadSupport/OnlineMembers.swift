@@ -7,9 +7,14 @@ import XMPPStream
 /// spread out, and a server's SCRAM work is per login), each sending an available presence, then doing what the
 /// benchmark asks of it until ``end()``.
 public final class OnlineMembers: Sendable {
-    private let loggedIn = Atomic<Int>(0)
-    private let failures = Atomic<Int>(0)
-    private let firstFailure = Mutex<String?>(nil)
+    /// How the logins went, shared with the members' tasks.
+    private final class Progress: Sendable {
+        let loggedIn = Atomic<Int>(0)
+        let failures = Atomic<Int>(0)
+        let firstFailure = Mutex<String?>(nil)
+    }
+
+    private let progress = Progress()
     private let endGate = Gate()
     private let task: Task<Void, Never>
     public let count: Int
@@ -22,14 +27,16 @@ public final class OnlineMembers: Sendable {
         whileOnline: @escaping @Sendable (_ index: Int, _ session: XMPPSession) async throws -> Void = { _, _ in }
     ) {
         self.count = count
-        let (loggedIn, failures, firstFailure, endGate) = (loggedIn, failures, firstFailure, endGate)
+        let (progress, endGate) = (progress, endGate)
         let domain = server.domain
         let port = server.port
         task = Task {
             await withTaskGroup(of: Void.self) { group in
                 for index in 0 ..< count {
                     if index % 64 == 0 {
-                        while loggedIn.load(ordering: .relaxed) + failures.load(ordering: .relaxed) < index {
+                        while progress.loggedIn.load(ordering: .relaxed) + progress.failures.load(ordering: .relaxed)
+                            < index
+                        {
                             try? await Task.sleep(for: .milliseconds(5))
                         }
                     }
@@ -43,13 +50,13 @@ public final class OnlineMembers: Sendable {
                                 var writer = XMPPWriter()
                                 writer.presence(show: "away", status: "Member \(index)", priority: 1)
                                 try await session.send(writer.bytes)
-                                loggedIn.add(1, ordering: .relaxed)
+                                progress.loggedIn.add(1, ordering: .relaxed)
                                 try await whileOnline(index, session)
                                 await endGate.wait()
                             }
                         } catch {
-                            failures.add(1, ordering: .relaxed)
-                            firstFailure.withLock { $0 = $0 ?? "\(error)" }
+                            progress.failures.add(1, ordering: .relaxed)
+                            progress.firstFailure.withLock { $0 = $0 ?? "\(error)" }
                         }
                     }
                 }
@@ -59,11 +66,13 @@ public final class OnlineMembers: Sendable {
 
     /// Waits until every member has logged in or failed to; returns a line that says how it went.
     public func waitUntilOnline() async -> String {
-        while loggedIn.load(ordering: .relaxed) + failures.load(ordering: .relaxed) < count {
+        let progress = progress
+        while progress.loggedIn.load(ordering: .relaxed) + progress.failures.load(ordering: .relaxed) < count {
             try? await Task.sleep(for: .milliseconds(50))
         }
-        return "members online: \(loggedIn.load(ordering: .relaxed)), failed: \(failures.load(ordering: .relaxed))"
-            + (firstFailure.withLock { $0 }.map { " (first: \($0))" } ?? "")
+        return "members online: \(progress.loggedIn.load(ordering: .relaxed)), failed: "
+            + "\(progress.failures.load(ordering: .relaxed))"
+            + (progress.firstFailure.withLock { $0 }.map { " (first: \($0))" } ?? "")
     }
 
     /// Ends every member's session.
