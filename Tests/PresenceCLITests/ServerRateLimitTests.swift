@@ -26,10 +26,22 @@ struct ServerRateLimitTests {
         return accounts
     }
 
-    /// An ejabberd with `members` accounts in one shared roster group, displayed to itself.
+    /// An ejabberd with `members` accounts set up as the Deploying guide says: a group of the people and a group of
+    /// the watcher, each displayed to the other, every member named in the first.
     static func ejabberd(_ profile: ServerProfile, members: Int = members) async throws -> EjabberdServer {
         try await onAThreadOfItsOwn {
-            try EjabberdServer(accounts: accounts(members), groups: ["Staff": ["@all@"]], profile: profile)
+            let server = try EjabberdServer(accounts: accounts(members), profile: profile)
+            let domain = server.domain
+            for (group, display) in [("people", "watchers"), ("watchers", "people")] {
+                try server.api(
+                    "srg_create",
+                    ["group": group, "host": domain, "label": group, "description": "", "display": display])
+            }
+            try server.api("srg_user_add", ["user": "watcher", "host": domain, "group": "watchers", "grouphost": domain])
+            for member in accounts(members).keys where member != "watcher" {
+                try server.api("srg_user_add", ["user": member, "host": domain, "group": "people", "grouphost": domain])
+            }
+            return server
         }
     }
 
@@ -102,10 +114,13 @@ struct ServerRateLimitTests {
             })
         let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
         #expect(source["rosterSize"] as? Int == Self.members)
-        print("stock ejabberd with the exemption: \(Self.members) members, snapshot \(source["lastSnapshotMilliseconds"] ?? "?") ms")
-        // No shipped limit named, in the log either. (A server that answers slowly is still said to: the
-        // shared roster group `@all@` costs ejabberd about 5 ms of CPU a question.)
-        #expect(!replica.log.contains("likely ejabberd"), "\(replica.log)")
+        let snapshot = try #require(source["lastSnapshotMilliseconds"] as? Double)
+        print("stock ejabberd with the exemption: \(Self.members) members, snapshot \(snapshot) ms")
+        // The shaper could not have let the questions through this fast: one per member, about 75 bytes each,
+        // past its 20,000-byte burst at 3,000 bytes a second. (Whether the service names a limit is no test here:
+        // an ejabberd starved of CPU by a loaded machine answers at a shaper's rate too, and is reported so.)
+        let shaped = Double(Self.members * 75 - 20_000) / 3_000 * 1_000
+        #expect(snapshot < shaped * 0.8, "\(snapshot) ms; shaped, at least \(shaped) ms")
         #expect(await replica.stopped() == 0)
     }
 

@@ -285,6 +285,7 @@ package final class EjabberdServer: XMPPTestServer {
             "  mod_ping: {}",
             "  mod_roster: {}",
             "  mod_shared_roster: {}",
+            "  mod_time: {}",
         ]
         if let certificates {
             lines += [

@@ -125,7 +125,7 @@ package final class ProsodyServer: XMPPTestServer {
         directory: String, port: Int, domain: String, groupsFile: String?, certificates: TestCertificateAuthority?,
         profile: ServerProfile
     ) throws -> String {
-        var modules = ["roster", "saslauth", "disco", "ping", "presence"]
+        var modules = ["roster", "saslauth", "disco", "ping", "presence", "time"]
         // The shipped rate limits, as the installed package's configuration has them.
         let limits = profile == .unshaped ? nil : try ServerProfile.prosodyLimits()
         if limits != nil { modules.append("limits") }
