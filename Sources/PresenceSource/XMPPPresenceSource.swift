@@ -26,24 +26,24 @@ import XMPPStream
 public final class XMPPPresenceSource: PresenceProber, Sendable {
     public let configuration: XMPPClientConfiguration
     public let storage: any MemoryStorage
-    private let decoder: PresenceDecoder
-    private let backoff: ReconnectBackoff
-    private let logger: Logger
-    private let clock: @Sendable () -> PresenceTime
-    private let state: Locked<XMPPSourceStatus>
+    let decoder: PresenceDecoder
+    let backoff: ReconnectBackoff
+    let logger: Logger
+    let clock: @Sendable () -> PresenceTime
+    let state: Locked<XMPPSourceStatus>
     /// The roster members whose presence the watcher receives: the only users a probe is answered for.
-    private let watched = Locked<Set<BareJID>>([])
-    private let confirmations: Confirmations
+    let watched = Locked<Set<BareJID>>([])
+    let confirmations: Confirmations
     /// Members whose stored entry was rebuilt after a loss from one resource's presence, not confirmed since.
-    private let partial = Locked<Set<BareJID>>([])
+    let partial = Locked<Set<BareJID>>([])
     /// Told of a member whose answer stopped being partial: see ``setConfirmationObserver(_:)``.
-    private let confirmationObserver = Locked<(@Sendable (BareJID) -> Void)?>(nil)
-    private let pendingProbes: PendingProbes
-    private let answering: AnswerConfiguration
-    private let resync: ResyncConfiguration?
-    private let resyncCandidates = ResyncCandidates()
+    let confirmationObserver = Locked<(@Sendable (BareJID) -> Void)?>(nil)
+    let pendingProbes: PendingProbes
+    let answering: AnswerConfiguration
+    let resync: ResyncConfiguration?
+    let resyncCandidates = ResyncCandidates()
     /// The current session's keep-alive pings, counted into the status's total when the session ends.
-    private let sessionPings = Locked<KeepAlivePings?>(nil)
+    let sessionPings = Locked<KeepAlivePings?>(nil)
 
     /// How the source decides that the server has answered about a member.
     public struct AnswerConfiguration: Hashable, Sendable {
@@ -129,7 +129,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         confirmationObserver.withLock { $0 = observer }
     }
 
-    private func tellConfirmationObserver(_ member: BareJID) {
+    func tellConfirmationObserver(_ member: BareJID) {
         if let observer = confirmationObserver.withLock({ $0 }) { observer(member) }
     }
 
@@ -230,7 +230,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
 
     /// One logged-in session: the roster, the initial presence and its snapshot, then live presence and roster
     /// pushes until the connection ends (or the task is cancelled: the stream is then closed politely).
-    private func consume(_ session: XMPPSession, roster: inout [BareJID: RosterItem]) async throws {
+    func consume(_ session: XMPPSession, roster: inout [BareJID: RosterItem]) async throws {
         let confirmations = self.confirmations
         sessionPings.withLock { $0 = session.keepAlivePings }
         defer {
@@ -343,7 +343,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// The session's next stanza; nil when the server closed the stream, or when the task is cancelled (the
     /// service is stopping): the stream is then closed (`</stream:stream>`), so the server ends the watcher's
     /// session as a logout rather than a lost connection.
-    private func nextStanza(of session: XMPPSession) async throws -> Stanza? {
+    func nextStanza(of session: XMPPSession) async throws -> Stanza? {
         if !Task.isCancelled {
             do {
                 let stanza = try await session.next()
@@ -362,7 +362,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// when the next
     /// available answer becomes final if its member stays quiet.
     @discardableResult
-    private func settleCertainAnswers(at now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant? {
+    func settleCertainAnswers(at now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant? {
         let pass = confirmations.settle(at: now, quiet: answering.settle) { settled in
             reconcile(settled, at: clock())
         }
@@ -378,7 +378,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
 
     /// Makes the storage agree with every answer that became certain, ends the rounds they complete, and asks
     /// again about snapshot members with no certain answer, until the session ends.
-    private func settleAnswers(sender: XMPPStanzaSender) async {
+    func settleAnswers(sender: XMPPStanzaSender) async {
         // An available answer is final `settle` after the member's last presence: the loop wakes then, and at
         // least every `tick` for answers that began after it went to sleep (theirs end `settle` ≥ `tick` later).
         let tick = max(Duration.milliseconds(1), min(answering.settle, .milliseconds(25)))
@@ -416,128 +416,11 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
         }
     }
 
-    /// A read rate limit began or ended: said in the log once, kept in the status while it holds.
-    private func noteReadLimit(_ change: ReadRateLimitDetector.Change) {
-        switch change {
-        case .began(let limit):
-            let reported = updateReadLimit(limit).current
-            logger.warning(
-                "\(reported.explanation)",
-                metadata: [
-                    "bytesPerSecond": "\(reported.bytesPerSecond)", "questionsWaiting": "\(reported.waiting)",
-                ])
-        case .ended:
-            let ended = state.withLock { state in
-                defer { state.readLimit = nil }
-                return state.readLimit
-            }
-            if ended != nil { logger.notice("the XMPP server's read rate limit no longer holds questions back") }
-        }
-    }
-
-    /// Keeps the status's read limit current (its rate and backlog change as it drains); returns it, and again
-    /// as `renamed` when its likely setting is not the one said before.
-    private func updateReadLimit(
-        _ limit: ReadRateLimitDetector.Limit
-    ) -> (current: ServerReadLimit, renamed: ServerReadLimit?) {
-        let now = ContinuousClock.now
-        let time = clock()
-        return state.withLock { state in
-            let ago = now - limit.since
-            let since =
-                state.readLimit?.since
-                ?? PresenceTime(millisecondsSinceEpoch: time.millisecondsSinceEpoch - Int64(ago / .milliseconds(1)))
-            let reported = ServerReadLimit(
-                bytesPerSecond: limit.bytesPerSecond, answersPerSecond: limit.answersPerSecond,
-                waiting: limit.waiting, since: since)
-            let before = state.readLimit
-            state.readLimit = reported
-            let renamed = before != nil && before?.likelySetting != reported.likelySetting
-            return (reported, renamed ? reported : nil)
-        }
-    }
-
-    /// Asks the server about every member again, `configuration.membersPerSecond` at most, every
-    /// `configuration.interval`, until the session ends. Each batch is a round like a roster addition's: probes,
-    /// then a ping, then last activity for those the server says nothing of; each certain answer is reconciled as
-    /// the snapshot's are. Only a live session resyncs: the snapshot already asks everyone.
-    private func resyncPeriodically(_ configuration: ResyncConfiguration, sender: XMPPStanzaSender) async {
-        while !Task.isCancelled {
-            do { try await Task.sleep(for: configuration.interval) } catch { return }
-            guard isLive else { continue }
-            let started = ContinuousClock.now
-            let members = membersToResync(configuration.members)
-            var rounds: [String] = []
-            for start in stride(from: 0, to: members.count, by: configuration.batchSize) {
-                let batch = Set(members[start ..< min(start + configuration.batchSize, members.count)])
-                let id = confirmations.open(.resync, members: batch)
-                rounds.append(id)
-                var writer = XMPPWriter()
-                for member in batch { writer.presence(type: "probe", to: member.rawValue) }
-                do {
-                    try await sender.send(writer.bytes + IQ.ping(id: id))
-                    try await Task.sleep(for: configuration.batchInterval)
-                    // The next batch waits until the server has read this one: a server that reads the watcher at
-                    // a limited rate is asked at that rate, never handed a backlog.
-                    let readBy = ContinuousClock.now + answering.reaskInterval
-                    while !confirmations.hasRead(id) && ContinuousClock.now < readBy {
-                        try await Task.sleep(for: .milliseconds(20))
-                    }
-                } catch { return }
-            }
-            // Done when every batch's answers are all certain (a member who left the roster meanwhile counts as
-            // answered): the duration is what a resync costs, probes and answers. Members the server still has
-            // not answered for after the re-asking interval twice over are left to the next resync.
-            let giveUp = ContinuousClock.now + answering.reaskInterval * 2
-            while rounds.contains(where: { confirmations.isOpen($0) }) && ContinuousClock.now < giveUp {
-                do { try await Task.sleep(for: .milliseconds(20)) } catch { return }
-            }
-            for id in rounds { confirmations.close(id) }
-            let took = ContinuousClock.now - started
-            let corrected = state.withLock { state in
-                state.resyncs += 1
-                state.resyncProbed += members.count
-                state.lastResyncDuration = took
-                return state.resyncCorrected
-            }
-            logger.info(
-                "resync complete",
-                metadata: ["members": "\(members.count)", "took": "\(took)", "correctedSoFar": "\(corrected)"])
-        }
-    }
-
-    /// The watched members a resync asks, in the order of their JIDs (so a member keeps about the same place in
-    /// every pass): all of them, or those heard available and not confirmed offline since.
-    private func membersToResync(_ which: ResyncConfiguration.Members) -> [BareJID] {
-        let members = watched.withLock { $0 }
-        let asked = which == .all ? members : resyncCandidates.current(among: members)
-        return asked.sorted { $0.rawValue < $1.rawValue }
-    }
-
-    /// Whether the storage shows `member` with an available resource (the shown presence only: an encoded
-    /// storage reads it in place).
-    private func isShownAvailable(_ member: BareJID) -> Bool {
-        storage.withShownPresence(member) { if case .present(let shown?) = $0 { shown.isAvailable } else { false } }
-    }
-
-    /// Notes, before an update is applied, whether it is the server's answer to a resync that a member shown
-    /// available has no resource at all: a status the server no longer held, counted when the answer is final.
-    private func noteResyncCorrection(_ update: PresenceUpdate) {
-        let member = update.from.bare
-        guard update.from.resource == nil, update.availability == .unavailable, isShownAvailable(member) else { return }
-        _ = confirmations.noteShownAvailable(member, for: .resync)
-    }
-
-    private func countResyncCorrection(of member: BareJID) {
-        state.withLock { $0.resyncCorrected += 1 }
-        logger.notice("resync corrected a status the server no longer holds", metadata: ["jid": "\(member)"])
-    }
-
     /// Notes, before an update is applied, whether it rebuilds a member the storage lost: one resource's presence
     /// says nothing of the member's others, so the rebuilt entry is partial until the server confirms it. An
     /// unavailable presence from the bare JID says everything (no resource at all): the entry is complete, and
     /// true is returned when it was partial until then.
-    private func notePartial(_ update: PresenceUpdate) -> Bool {
+    func notePartial(_ update: PresenceUpdate) -> Bool {
         let member = update.from.bare
         if update.from.resource == nil && update.availability == .unavailable {
             return partial.withLock { $0.remove(member) != nil }
@@ -552,7 +435,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     }
 
     /// One member's certain answer, written to the storage (called under the confirmations' lock).
-    private func reconcile(_ settled: Confirmations.Settled, at now: PresenceTime) {
+    func reconcile(_ settled: Confirmations.Settled, at now: PresenceTime) {
         let member = settled.member
         let wasPartial = partial.withLock { $0.remove(member) != nil }
         // A member taken off the roster meanwhile is left alone: the storage forgot them on purpose.
@@ -595,7 +478,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     }
 
     /// A round whose every member has a certain answer.
-    private func finish(_ round: Confirmations.Finished, at now: ContinuousClock.Instant) {
+    func finish(_ round: Confirmations.Finished, at now: ContinuousClock.Instant) {
         switch round.purpose {
         case .probe:
             pendingProbes.finish(round: round.round)
@@ -624,88 +507,5 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                     "offline": "\(round.offline)", "took": "\(duration)",
                 ])
         }
-    }
-
-    /// Says which members the server has not answered for, and the likely cause.
-    private func warnAbout(_ pending: Confirmations.Pending) {
-        if pending.purpose == .snapshot {
-            state.withLock { state in
-                if state.snapshotRound == pending.round { state.snapshotUnconfirmed = pending.members.count }
-            }
-        }
-        let refused = pending.refusals.values.reduce(0, +)
-        let heardFromAnyone = state.withLock { $0.presencesReceived > 0 }
-        var metadata: Logger.Metadata = [
-            "unconfirmed": "\(pending.members.count)",
-            "examples": "\(pending.members.prefix(3).map(\.rawValue).sorted().joined(separator: ","))",
-        ]
-        if !pending.refusals.isEmpty {
-            metadata["lastActivityRefused"] = "\(pending.refusals.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))"
-        }
-        let cause: String
-        if let limit = state.withLock({ $0.readLimit }) {
-            cause = limit.explanation
-        } else if !heardFromAnyone && refused > 0 {
-            cause =
-                "the server shares no member's presence with the watcher: the members do not have the watcher as a "
-                + "contact (a shared roster group must be displayed both ways: the members' group to the watcher "
-                + "and the watcher's group to the members)"
-        } else if refused > 0 {
-            cause =
-                "the server sent no presence for these members and refused to say when they were last active "
-                + "(XEP-0012): load mod_last (ejabberd) or mod_lastactivity, or check the members' rosters"
-        } else if pending.withSession > 0 {
-            cause = "the server says these members have a session but sent no available presence for them"
-        } else {
-            cause = "the server has not answered about these members yet"
-        }
-        state.withLock { $0.warning = cause }
-        logger.warning("no certain status for some roster members; asking again: \(cause)", metadata: metadata)
-    }
-
-    /// The roster members whose presence the server delivers; never the watcher's own account, whose presences
-    /// (its other sessions) are not a member's status.
-    private func watchedMembers(_ roster: [BareJID: RosterItem]) -> Set<BareJID> {
-        Set(
-            roster.values.lazy.filter { $0.subscription.deliversContactPresence && $0.jid != self.configuration.account }
-                .map(\.jid))
-    }
-
-    /// A new roster from the server: members no longer on it are forgotten (`unknown`: nobody watches them).
-    private func replaceRoster(_ roster: inout [BareJID: RosterItem], with items: [RosterItem]) {
-        let new = Dictionary(items.map { ($0.jid, $0) }, uniquingKeysWith: { _, last in last })
-        for removed in roster.keys where new[removed] == nil {
-            storage.remove(removed)
-            partial.withLock { _ = $0.remove(removed) }
-        }
-        roster = new
-        let members = watchedMembers(roster)
-        watched.withLock { $0 = members }
-        state.withLock { $0.rosterSize = members.count }
-        logger.info("roster received", metadata: ["items": "\(items.count)", "watched": "\(members.count)"])
-    }
-
-    /// Applies a roster push; returns the members whose presence the watcher now receives and did not before.
-    /// Members it no longer receives are forgotten: their entries, and any question still waiting for them.
-    private func applyPush(_ items: [RosterItem], to roster: inout [BareJID: RosterItem]) -> Set<BareJID> {
-        let before = watched.withLock { $0 }
-        for item in items {
-            if item.subscription == .remove {
-                roster[item.jid] = nil
-                storage.remove(item.jid)
-            } else {
-                roster[item.jid] = item
-            }
-            logger.info("roster push", metadata: ["jid": "\(item.jid)", "subscription": "\(item.subscription)"])
-        }
-        let members = watchedMembers(roster)
-        watched.withLock { $0 = members }
-        state.withLock { $0.rosterSize = members.count }
-        let gone = before.subtracting(members)
-        for member in gone { storage.remove(member) }
-        partial.withLock { $0.subtract(gone) }
-        confirmations.forget(gone)
-        resyncCandidates.forget(gone)
-        return members.subtracting(before)
     }
 }
