@@ -170,7 +170,7 @@ let package = Package(
             name: "PresenceServiceTests",
             dependencies: [
                 "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload",
-                "LoopbackHTTP", "PresenceTestSupport",
+                "PresenceSource", "XMPPClient", "PresenceModel", "LoopbackHTTP", "PresenceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

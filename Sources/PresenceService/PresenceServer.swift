@@ -49,15 +49,6 @@ public struct PresenceServer: Sendable {
         readiness = ReadinessMonitor(configuration: configuration.readiness, source: xmppSource)
     }
 
-    /// HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.
-    private func httpServer(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, secrets: ServiceSecrets)
-        -> HTTPServerBuilder
-    {
-        HTTPServerBuilder.presenceHTTP1(
-            lookup: lookup, live: live, refusing: { [readiness] in readiness.isRefusing }, secrets: secrets,
-            limits: configuration.http, serverName: "presence", metrics: metrics)
-    }
-
     /// The ports actually bound (useful when the configuration asks for port 0).
     public struct BoundPorts: Sendable {
         public var feed: Int
@@ -76,11 +67,17 @@ public struct PresenceServer: Sendable {
         let systemd = SystemdNotifier()
         let secrets = try ServiceSecrets(
             access: configuration.access, feedSecret: configuration.feedSecret, tls: configuration.tls)
+        let endpoint = QueryEndpoint(
+            lookup: lookup, live: { source?.isLive }, maxBatchJIDs: configuration.http.maxBatchJIDs)
+        let admission = RequestAdmission(secrets: secrets, readiness: readiness)
         let application = Application(
             router: QueryRoutes.router(
-                lookup: lookup, statistics: statistics, metrics: metrics, source: xmppSource, hub: changes,
-                readiness: readiness, secrets: secrets, maxBatchJIDs: configuration.http.maxBatchJIDs),
-            server: httpServer(lookup: lookup, live: { source?.isLive }, secrets: secrets),
+                endpoint: endpoint, admission: admission, statistics: statistics, metrics: metrics,
+                source: xmppSource, hub: changes),
+            // HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.
+            server: .presenceHTTP1(
+                endpoint: endpoint, admission: admission, limits: configuration.http, serverName: "presence",
+                metrics: metrics),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence",
                 // Over the limit, Hummingbird stops accepting until a connection closes: new clients wait in the

@@ -1,16 +1,16 @@
 import PresenceModel
 
 /// The users and policy a presence query's request target asks for: `/v1/presence/{jid}[?policy=…]` or
-/// `/v1/presence?jid=…&jid=…[&policy=…]`, percent-decoded as the router decodes them, each JID parsed and
-/// normalised (a full JID stands for its bare JID, as in the router).
+/// `/v1/presence?jid=…&jid=…[&policy=…]`, percent-decoded (a `+` stays a `+`: it is valid in a JID's localpart), each
+/// JID parsed and normalised (a full JID stands for its bare JID).
 ///
-/// Nil for any other path, and for a target it cannot decode exactly (a bad escape, bytes that are not UTF-8, a
-/// JID that is not valid, a repeated policy): those go to the router, which answers or explains the error.
-/// JIDs are parsed straight from the target's bytes, without a `String` per JID in between (a batch of a
-/// thousand is most of a request's parsing).
+/// ``parse(_:)`` is the one reading of a query's target: the event-loop path and the router both call it, so a target
+/// means the same on either. JIDs are parsed straight from the target's bytes, without a `String` per JID in between
+/// (a batch of a thousand is most of a request's parsing).
 public struct PresenceQueryTarget: Equatable, Sendable {
     public static let prefix: StaticString = "/v1/presence"
-    /// Paths under the prefix that are routes of their own, not JIDs.
+    /// Paths under the prefix that are routes of their own, not JIDs, matched before percent-decoding (as a router
+    /// matches its paths): `/v1/presence/even%74s` asks for the JID `events`.
     public static let reservedSegments: [StaticString] = ["events"]
 
     public var jids: [BareJID] = []
@@ -21,34 +21,48 @@ public struct PresenceQueryTarget: Equatable, Sendable {
         self.policy = policy
     }
 
-    public init?(_ target: String) {
-        var target = target
-        guard let parsed = target.withUTF8({ PresenceQueryTarget(utf8: $0) }) else { return nil }
-        self = parsed
+    /// What a request target is.
+    public enum Parsed: Equatable, Sendable {
+        /// A presence query.
+        case query(PresenceQueryTarget)
+        /// A query whose target cannot be read: a JID that is not valid, a bad escape, a repeated policy. The report
+        /// says which part, as the client wrote it.
+        case malformed(ErrorReport)
+        /// Not a presence query: another path, the change stream, a badge.
+        case otherRoute
     }
 
-    private init?(utf8 target: UnsafeBufferPointer<UInt8>) {
+    /// Reads a request target (the path and query as the request line has them).
+    public static func parse(_ target: String) -> Parsed {
+        var target = target
+        return target.withUTF8 { PresenceQueryTarget.parse(utf8: $0) }
+    }
+
+    private init() {}
+
+    private static func parse(utf8 target: UnsafeBufferPointer<UInt8>) -> Parsed {
         let prefix = UnsafeBufferPointer(
             start: PresenceQueryTarget.prefix.utf8Start, count: PresenceQueryTarget.prefix.utf8CodeUnitCount)
-        guard target.starts(with: prefix) else { return nil }
+        guard target.starts(with: prefix) else { return .otherRoute }
+        var query = PresenceQueryTarget()
         let questionMark = target[prefix.count...].firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex
         let path = target[prefix.count ..< questionMark]
         if !path.isEmpty {
             // `/{jid}`: one segment, no further slash (`/{jid}/badge.svg` is the badge route).
             let segment = path.dropFirst()
-            guard path.first == UInt8(ascii: "/"), !segment.isEmpty, !segment.contains(UInt8(ascii: "/")),
-                let jid = PresenceQueryTarget.withDecoded(
-                    segment,
-                    { utf8 -> BareJID? in
-                        let reserved = PresenceQueryTarget.reservedSegments.contains {
-                            utf8.elementsEqual(UnsafeBufferPointer(start: $0.utf8Start, count: $0.utf8CodeUnitCount))
-                        }
-                        return reserved ? nil : PresenceQueryTarget.jid(utf8)
-                    })
-            else { return nil }
-            jids.append(jid)
+            guard path.first == UInt8(ascii: "/"), !segment.isEmpty, !segment.contains(UInt8(ascii: "/")) else {
+                return .otherRoute
+            }
+            let reserved = PresenceQueryTarget.reservedSegments.contains {
+                segment.elementsEqual(UnsafeBufferPointer(start: $0.utf8Start, count: $0.utf8CodeUnitCount))
+            }
+            if reserved { return .otherRoute }
+            switch PresenceQueryTarget.jid(segment) {
+            case .jid(let jid): query.jids.append(jid)
+            case .malformed(let report): return .malformed(report)
+            }
         }
-        guard questionMark != target.endIndex else { return }
+        guard questionMark != target.endIndex else { return .query(query) }
         var start = questionMark + 1
         while start <= target.endIndex {
             let end = target[start...].firstIndex(of: UInt8(ascii: "&")) ?? target.endIndex
@@ -57,23 +71,46 @@ public struct PresenceQueryTarget: Equatable, Sendable {
             let name = pair[..<equals]
             let value = equals == end ? pair[end...] : pair[(equals + 1)...]
             if name.elementsEqual("jid".utf8) {
-                // The single-JID path takes its JID from the path only, as the router does.
+                // The single-JID path takes its JID from the path only.
                 if path.isEmpty {
-                    guard let jid = PresenceQueryTarget.withDecoded(value, PresenceQueryTarget.jid) else { return nil }
-                    jids.append(jid)
+                    switch PresenceQueryTarget.jid(value) {
+                    case .jid(let jid): query.jids.append(jid)
+                    case .malformed(let report): return .malformed(report)
+                    }
                 }
             } else if name.elementsEqual("policy".utf8) {
-                guard policy == nil, let decoded = PresenceQueryTarget.decode(value) else { return nil }
-                policy = decoded
+                guard query.policy == nil else {
+                    return .malformed(ErrorReport(condition: "bad-request", message: "policy= is given more than once"))
+                }
+                guard let decoded = PresenceQueryTarget.decode(value) else {
+                    return .malformed(
+                        ErrorReport(condition: "bad-request", message: "policy= is not percent-encoded UTF-8"))
+                }
+                query.policy = decoded
             }
             start = end + 1
         }
+        return .query(query)
     }
 
-    /// The bare JID of a decoded JID; nil when it is not a valid JID (parsing validates UTF-8 where the text is not
-    /// ASCII).
-    private static func jid(_ utf8: UnsafeBufferPointer<UInt8>) -> BareJID? {
-        try? JID(utf8: utf8).bare
+    /// The bare JID a percent-encoded slice of the target stands for, or why it is none.
+    private enum JIDReading {
+        case jid(BareJID)
+        case malformed(ErrorReport)
+    }
+
+    private static func jid(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> JIDReading {
+        let parsed = withDecoded(bytes) { utf8 in Result { () throws(JIDError) in try JID(utf8: utf8).bare } }
+        switch parsed {
+        case .success(let jid)?: return .jid(jid)
+        case .failure(let error)?:
+            let text = decode(bytes) ?? String(decoding: UnsafeBufferPointer(rebasing: bytes), as: UTF8.self)
+            return .malformed(ErrorReport(condition: "jid-malformed", message: "'\(text)' is not a valid JID: \(error)"))
+        case nil:
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes), as: UTF8.self)
+            return .malformed(
+                ErrorReport(condition: "jid-malformed", message: "'\(text)' is not a valid JID: a bad percent-escape"))
+        }
     }
 
     /// Calls `body` with the bytes a percent-encoded slice stands for, copying only when it has escapes; nil for a

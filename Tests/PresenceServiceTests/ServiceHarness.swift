@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import LoopbackHTTP
 import PresenceService
+import PresenceSource
 import PresenceStore
 import PresenceTestSupport
 import PresenceWire
@@ -9,7 +10,7 @@ import ServiceLifecycle
 
 /// Runs a service on ephemeral loopback ports for the duration of `body`, then shuts it down gracefully.
 func withService(
-    storage: any MemoryStorage = DictionaryMemoryStorage(),
+    storage: any MemoryStorage = DictionaryMemoryStorage(), xmppSource: XMPPPresenceSource? = nil,
     configure: (inout ServiceConfiguration) -> Void = { _ in },
     _ body: @Sendable (PresenceServer.BoundPorts) async throws -> Void
 ) async throws {
@@ -17,7 +18,8 @@ func withService(
     configure(&configuration)
     var logger = Logger(label: "presence.test")
     logger.logLevel = .critical
-    let server = PresenceServer(configuration: configuration, storage: storage, logger: logger)
+    let server = PresenceServer(
+        configuration: configuration, storage: storage, xmppSource: xmppSource, logger: logger)
     let (ready, continuation) = AsyncStream.makeStream(of: (PresenceServer.BoundPorts, ServiceGroup).self)
     try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await server.run(signals: []) { ports, group in continuation.yield((ports, group)) } }

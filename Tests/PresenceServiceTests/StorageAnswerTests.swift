@@ -98,7 +98,7 @@ struct StorageAnswerTests {
         }
     }
 
-    @Test func errorsAndOtherRoutesStillComeFromTheRouter() async throws {
+    @Test func refusalsNameTheirReasonAndOtherRoutesStillComeFromTheRouter() async throws {
         try await withService { ports in
             let malformed = try await httpGet("/v1/presence/bad@@example.com", port: ports.http)
             #expect(malformed.status == 400)
@@ -118,31 +118,46 @@ struct StorageAnswerTests {
         }
     }
 
-    @Test func requestTargetsAreDecodedAsTheRouterDecodesThem() throws {
-        func jids(_ target: String) -> [String]? { PresenceQueryTarget(target)?.jids.map(\.rawValue) }
+    @Test func requestTargetsAreDecodedOnceForBothPaths() throws {
+        func jids(_ target: String) -> [String]? {
+            guard case .query(let query) = PresenceQueryTarget.parse(target) else { return nil }
+            return query.jids.map(\.rawValue)
+        }
+        func condition(_ target: String) -> String? {
+            guard case .malformed(let report) = PresenceQueryTarget.parse(target) else { return nil }
+            return report.condition
+        }
         #expect(jids("/v1/presence/alice%40example.com") == ["alice@example.com"])
         #expect(jids("/v1/presence/a+b@example.com") == ["a+b@example.com"], "+ is not a space")
         #expect(
-            PresenceQueryTarget("/v1/presence?jid=a@x&policy=cache-only&jid=b%40y&other=1")
-                == PresenceQueryTarget(jids: [try BareJID("a@x"), try BareJID("b@y")], policy: "cache-only"))
+            PresenceQueryTarget.parse("/v1/presence?jid=a@x&policy=cache-only&jid=b%40y&other=1")
+                == .query(PresenceQueryTarget(jids: [try BareJID("a@x"), try BareJID("b@y")], policy: "cache-only")))
         #expect(jids("/v1/presence/a@x?jid=b@y") == ["a@x"], "the path's JID only")
         #expect(jids("/v1/presence?") == [])
-        #expect(jids("/v1/presence/events") == nil, "the change stream's route")
-        #expect(jids("/v1/presence/a@x/badge.svg") == nil)
-        #expect(jids("/v1/presences/a@x") == nil)
-        #expect(jids("/v1/presence?jid=a%4") == nil, "a cut escape")
-        #expect(jids("/v1/presence?jid=%ff%fe") == nil, "not UTF-8")
-        #expect(jids("/v1/presence?jid=a@x&policy=probe&policy=cache-only") == nil)
+        #expect(PresenceQueryTarget.parse("/v1/presence/events") == .otherRoute, "the change stream's route")
+        #expect(PresenceQueryTarget.parse("/v1/presence/a@x/badge.svg") == .otherRoute)
+        #expect(PresenceQueryTarget.parse("/v1/presences/a@x") == .otherRoute)
+        #expect(jids("/v1/presence/even%74s") == ["events"], "routes are matched before decoding")
+        #expect(condition("/v1/presence?jid=a%4") == "jid-malformed", "a cut escape")
+        #expect(condition("/v1/presence?jid=%ff%fe") == "jid-malformed", "not UTF-8")
+        #expect(condition("/v1/presence?jid=a@x&policy=probe&policy=cache-only") == "bad-request")
+        #expect(condition("/v1/presence?jid=a@x&policy=%zz") == "bad-request")
     }
 
-    @Test func requestTargetJIDsAreNormalisedAndMalformedOnesGoToTheRouter() {
-        func jids(_ target: String) -> [String]? { PresenceQueryTarget(target)?.jids.map(\.rawValue) }
+    @Test func requestTargetJIDsAreNormalisedAndMalformedOnesNamed() {
+        func jids(_ target: String) -> [String]? {
+            guard case .query(let query) = PresenceQueryTarget.parse(target) else { return nil }
+            return query.jids.map(\.rawValue)
+        }
+        func message(_ target: String) -> String? {
+            guard case .malformed(let report) = PresenceQueryTarget.parse(target) else { return nil }
+            return report.message
+        }
         #expect(jids("/v1/presence/Alice@Example.COM") == ["alice@example.com"], "case-folded like the storage's keys")
         #expect(jids("/v1/presence?jid=B%C3%B6b@Example.com/Phone") == ["böb@example.com"], "a full JID's bare JID")
-        #expect(jids("/v1/presence/%40example.com") == nil, "an empty localpart")
-        #expect(jids("/v1/presence?jid=a@x&jid=") == nil, "an empty JID")
-        #expect(jids("/v1/presence?jid=a%20b@x") == nil, "a space")
-        #expect(jids("/v1/presence/events%2F") == nil, "a slash that decodes into the JID")
-        #expect(jids("/v1/presence/even%74s") == nil, "the change stream's route, escaped")
+        #expect(message("/v1/presence/%40example.com")?.hasPrefix("'@example.com' is not a valid JID") == true)
+        #expect(message("/v1/presence?jid=a@x&jid=")?.hasPrefix("'' is not a valid JID") == true)
+        #expect(message("/v1/presence?jid=a%20b@x")?.hasPrefix("'a b@x' is not a valid JID") == true)
+        #expect(message("/v1/presence/events%2F")?.hasPrefix("'events/' is not a valid JID") == true)
     }
 }

@@ -22,17 +22,18 @@ enum EventRoutes {
         router.get("/v1/presence/events") { request, context -> Response in
             let texts = request.uri.queryParameters.getAll("jid")
             guard texts.count <= hub.configuration.maxJIDsPerStream else {
-                return QueryRoutes.badRequest(
+                return ServiceAnswer.badRequest(
                     "bad-request",
                     "a stream watches at most \(hub.configuration.maxJIDsPerStream) JIDs (--events-max-jids); "
-                        + "\(texts.count) given")
+                        + "\(texts.count) given"
+                ).response
             }
             var watched: Set<BareJID>?
             if !texts.isEmpty {
                 var jids = Set<BareJID>()
                 for text in texts {
                     do { jids.insert(try JID(text).bare) } catch {
-                        return QueryRoutes.badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)")
+                        return ServiceAnswer.badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)").response
                     }
                 }
                 watched = jids

@@ -20,10 +20,9 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
     let responder: HTTPChannelHandler.Responder
-    let lookup: PresenceLookup
-    let live: @Sendable () -> Bool?
-    let refusing: @Sendable () -> Bool
-    let secrets: ServiceSecrets
+    let endpoint: QueryEndpoint
+    let admission: RequestAdmission
+    var secrets: ServiceSecrets { admission.secrets }
     let limits: HTTPLimits
     /// Inside TLS: requests are `https`.
     var secure: Bool { secrets.usesTLS }
@@ -51,9 +50,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
             try channel.pipeline.syncOperations.addHandler(RequestTimingHandler(metrics: metrics))
             try channel.pipeline.syncOperations.addHandler(
-                StorageAnswerHandler(
-                    lookup: lookup, live: live, refusing: refusing, secrets: secrets, maxBatchJIDs: limits.maxBatchJIDs,
-                    serverName: serverName))
+                StorageAnswerHandler(endpoint: endpoint, admission: admission, serverName: serverName))
             try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
             return try NIOAsyncChannel(
@@ -69,16 +66,13 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with storage hits answered on the event loop (``PresenceHTTP1Channel``).
     static func presenceHTTP1(
-        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?,
-        refusing: @escaping @Sendable () -> Bool = { false }, secrets: ServiceSecrets, limits: HTTPLimits,
-        serverName: String, metrics: ServiceMetrics
-    )
-        -> HTTPServerBuilder
-    {
+        endpoint: QueryEndpoint, admission: RequestAdmission, limits: HTTPLimits, serverName: String,
+        metrics: ServiceMetrics
+    ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             PresenceHTTP1Channel(
-                responder: responder, lookup: lookup, live: live, refusing: refusing, secrets: secrets, limits: limits,
-                serverName: serverName, metrics: metrics)
+                responder: responder, endpoint: endpoint, admission: admission, limits: limits, serverName: serverName,
+                metrics: metrics)
         }
     }
 }

@@ -10,15 +10,15 @@ import PresenceWire
 /// a document of the wire format (`PresenceWire`), written by its one encoder.
 enum QueryRoutes {
     static func router(
-        lookup: PresenceLookup, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?,
-        hub: ChangeHub, readiness: ReadinessMonitor, secrets: ServiceSecrets,
-        maxBatchJIDs: Int = HTTPLimits.defaultMaxBatchJIDs
+        endpoint: QueryEndpoint, admission: RequestAdmission, statistics: ServiceStatistics, metrics: ServiceMetrics,
+        source: XMPPPresenceSource?, hub: ChangeHub
     ) -> Router<ServiceRequestContext> {
+        let lookup = endpoint.lookup
         let storage = lookup.storage
+        let (readiness, secrets) = (admission.readiness, admission.secrets)
         let router = Router(context: ServiceRequestContext.self)
         // Before every route: a route added before it would answer without a token.
-        if secrets.access.requiresToken { router.add(middleware: BearerTokenMiddleware(secrets: secrets)) }
-        if readiness.configuration.whenNotReady == .refuse { router.add(middleware: NotReadyMiddleware(monitor: readiness)) }
+        router.add(middleware: AdmissionMiddleware(admission: admission))
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
         EventRoutes.add(to: router, hub: hub, lookup: lookup, source: source)
         PeoplePage.add(to: router)
@@ -26,7 +26,7 @@ enum QueryRoutes {
             let raw = try context.parameters.require("jid")
             let text = raw.removingPercentEncoding ?? raw
             guard let jid = try? JID(text).bare else {
-                return badRequest("jid-malformed", "'\(text)' is not a valid JID")
+                return ServiceAnswer.badRequest("jid-malformed", "'\(text)' is not a valid JID").response
             }
             let svg = Array(StatusBadge.svg(for: PresenceQueryResult(jid: jid, stored: storage.lookup(jid))).utf8)
             let tag = EntityTag.of(svg)
@@ -37,22 +37,9 @@ enum QueryRoutes {
             headers[.contentType] = "image/svg+xml; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: svg)))
         }
-        router.get("/v1/presence/:jid") { request, context -> Response in
-            let raw = try context.parameters.require("jid")
-            return await answer([raw.removingPercentEncoding ?? raw], request: request, lookup: lookup, source: source)
-        }
-        router.get("/v1/presence") { request, _ -> Response in
-            let jids = request.uri.queryParameters.getAll("jid")
-            guard !jids.isEmpty else {
-                return badRequest("bad-request", "give at least one jid=... parameter")
-            }
-            guard jids.count <= maxBatchJIDs else {
-                return badRequest(
-                    "bad-request",
-                    "at most \(maxBatchJIDs) JIDs per request (--http-max-batch); \(jids.count) given: ask in parts")
-            }
-            return await answer(jids, request: request, lookup: lookup, source: source)
-        }
+        // Both query forms: the endpoint reads the target itself, the same way the event-loop path does.
+        router.get("/v1/presence/:jid") { request, _ -> Response in await endpoint.respond(to: request.uri.string).response }
+        router.get("/v1/presence") { request, _ -> Response in await endpoint.respond(to: request.uri.string).response }
         router.get("/v1/stats") { _, _ -> Response in
             var stats = ServiceStats(storage: storage, statistics: statistics, source: source)
             let streams = hub.counts
@@ -99,54 +86,8 @@ enum QueryRoutes {
         return router
     }
 
-    /// The answers for `texts` under the request's `policy=` (the lookup's default without one).
-    private static func answer(
-        _ texts: [String], request: Request, lookup: PresenceLookup, source: XMPPPresenceSource?
-    ) async -> Response {
-        var policy: LookupPolicy?
-        if let raw = request.uri.queryParameters["policy"] {
-            guard let chosen = LookupPolicy(rawValue: String(raw)) else {
-                return badRequest(
-                    "bad-request",
-                    "unknown policy '\(raw)'; use one of \(LookupPolicy.allCases.map(\.rawValue).joined(separator: ", "))"
-                )
-            }
-            guard chosen == .cacheOnly || lookup.prober != nil else {
-                return badRequest(
-                    "bad-request", "policy '\(chosen)' needs an XMPP source to probe; this service has none")
-            }
-            policy = chosen
-        }
-        var jids: [BareJID] = []
-        jids.reserveCapacity(texts.count)
-        for text in texts {
-            do {
-                jids.append(try JID(text).bare)
-            } catch {
-                return badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)")
-            }
-        }
-        let answers = await lookup.lookup(jids, policy: policy)
-        let live = source?.isLive
-        var writer = JSONWriter(reservingCapacity: 64 + answers.count * 320)
-        QueryDocument.write(answers: answers, live: live, to: &writer)
-        return json(writer)
-    }
-
-    static func badRequest(_ condition: String, _ message: String) -> Response {
-        json(ErrorDocument(ErrorReport(condition: condition, message: message)), status: .badRequest)
-    }
-
     static func json(_ document: some JSONDocument, status: HTTPResponse.Status = .ok) -> Response {
-        var writer = JSONWriter(reservingCapacity: document.estimatedJSONSize)
-        document.write(to: &writer)
-        return json(writer, status: status)
+        ServiceAnswer.json(document, status: status).response
     }
 
-    /// A JSON response of the text `writer` holds.
-    static func json(_ writer: borrowing JSONWriter, status: HTTPResponse.Status = .ok) -> Response {
-        Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: writer.withUnsafeBytes { ByteBuffer(bytes: $0) }))
-    }
 }

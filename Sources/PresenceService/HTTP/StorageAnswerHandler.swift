@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import HTTPTypes
 import PresenceStore
 import PresenceWire
 
@@ -11,45 +12,36 @@ import Musl
 import Darwin
 #endif
 
-/// Answers presence queries the storage alone can answer, on the connection's event loop, before Hummingbird's
-/// request handling; every other request passes through to the router untouched (see ``PresenceHTTP1Channel``).
+/// Answers presence queries on the connection's event loop, before Hummingbird's request handling, when no await
+/// is needed: a storage hit, or a request refused as written. Every other request passes to the router untouched
+/// (see ``PresenceHTTP1Channel``).
 ///
 /// Measured on this project's machine (Documentation/Benchmarks.md): Hummingbird's per-request path (an async task, the
 /// async channel's writer, the router) answers about 24,000 requests per second for a constant `/healthz`, where
 /// nginx serves a static file at about 50,000 on the same two cores. A presence lookup that hits the storage
-/// needs none of that: it is a hash lookup and a few hundred bytes of JSON. This handler sits in Hummingbird's
-/// pipeline right after HTTP decoding, and answers
-/// `GET /v1/presence/{jid}` and `GET /v1/presence?jid=…` itself when ``PresenceLookup/withStorageAnswers(_:policy:_:)``
-/// answers every JID. The answers are the same documents the router writes (`QueryDocument`). Anything it does
-/// not fully understand (another path or method, a malformed JID or policy, a lookup that needs a probe) goes to
-/// the router, which writes the answer or the error as before.
+/// needs none of that: it is a hash lookup and a few hundred bytes of JSON.
+///
+/// This handler decides nothing of its own: ``RequestAdmission`` (tokens, readiness) and ``QueryEndpoint`` (the
+/// target, the batch limit, the policy, the answer document) are the ones the router calls too, so a request gets
+/// the same status, header fields and body on either path (`QueryPathEquivalenceTests` holds them to that).
 ///
 /// HTTP/1.1 pipelining keeps its order: while a request handed to the router has not had its response written, the
 /// next ones are handed on as well.
-///
-/// The router's middleware does not see the requests answered here: a check added there must be made here too.
-/// Authentication is: a request ``APIAccess`` does not grant goes to the router, whose ``BearerTokenMiddleware``
-/// answers 401.
 final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let lookup: PresenceLookup
-    private let live: @Sendable () -> Bool?
-    /// Whether the replica refuses queries now (not ready): ``NotReadyMiddleware`` answers them.
-    private let refusing: @Sendable () -> Bool
-    /// The API's tokens, read per request: SIGHUP may replace them.
-    private let secrets: ServiceSecrets
-    private let maxBatchJIDs: Int
+    private let endpoint: QueryEndpoint
+    private let admission: RequestAdmission
     private let serverName: String
     /// Requests handed to the router whose response has not ended yet.
     private var routed = 0
     /// The parts of the current request go to the router.
     private var routingCurrent = false
     /// The answer to the current request, written when its end arrives.
-    private var pending: (head: HTTPRequestHead, body: ByteBuffer)?
+    private var pending: (head: HTTPRequestHead, answer: ServiceAnswer)?
     private var date = HTTPDate()
     /// The connection's JSON text, reused from answer to answer: a batch's answer is hundreds of kilobytes, and
     /// fresh memory for each one was a tenth of a batch's time in page faults (Documentation/Benchmarks.md).
@@ -57,16 +49,9 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// The most memory ``json`` keeps between answers.
     private static let retainedJSONCapacity = 1 << 20
 
-    /// - Parameter live: whether the XMPP source is live (nil without a source), as the router's answers say.
-    init(
-        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, refusing: @escaping @Sendable () -> Bool,
-        secrets: ServiceSecrets, maxBatchJIDs: Int, serverName: String
-    ) {
-        self.lookup = lookup
-        self.live = live
-        self.refusing = refusing
-        self.secrets = secrets
-        self.maxBatchJIDs = maxBatchJIDs
+    init(endpoint: QueryEndpoint, admission: RequestAdmission, serverName: String) {
+        self.endpoint = endpoint
+        self.admission = admission
         self.serverName = serverName
     }
 
@@ -74,8 +59,8 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let request):
-            if routed == 0, let body = answer(request, allocator: context.channel.allocator) {
-                pending = (request, body)
+            if routed == 0, let answer = answer(request, allocator: context.channel.allocator) {
+                pending = (request, answer)
                 routingCurrent = false
             } else {
                 routed += 1
@@ -87,9 +72,9 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .end:
             if routingCurrent {
                 context.fireChannelRead(data)
-            } else if let (request, body) = pending {
+            } else if let (request, answer) = pending {
                 pending = nil
-                respond(context: context, to: request, body: body)
+                respond(context: context, to: request, with: answer)
             }
         }
     }
@@ -99,12 +84,12 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.write(data, promise: promise)
     }
 
-    private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead, body: ByteBuffer) {
+    private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead, with answer: ServiceAnswer) {
         let keepAlive = request.isKeepAlive
         var headers = HTTPHeaders()
-        headers.reserveCapacity(5)
-        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.reserveCapacity(answer.headers.count + 4)
+        for field in answer.headers { headers.add(name: field.name.rawName, value: field.value) }
+        headers.add(name: "Content-Length", value: String(answer.body.readableBytes))
         headers.add(name: "Date", value: date.now())
         headers.add(name: "Server", value: serverName)
         // HTTP/1.0 keeps a connection only when asked to; HTTP/1.1 closes one only when asked to.
@@ -113,9 +98,10 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         } else if !keepAlive {
             headers.add(name: "Connection", value: "close")
         }
-        let head = HTTPResponseHead(version: request.version, status: .ok, headers: headers)
+        let status = HTTPResponseStatus(statusCode: answer.status.code, reasonPhrase: answer.status.reasonPhrase)
+        let head = HTTPResponseHead(version: request.version, status: status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
         if keepAlive {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         } else {
@@ -124,34 +110,31 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
-    /// The JSON answer to `request`, or nil when the router should handle it.
-    private func answer(_ request: HTTPRequestHead, allocator: ByteBufferAllocator) -> ByteBuffer? {
-        // Over the batch limit: the router explains it.
-        guard request.method == .GET, let query = PresenceQueryTarget(request.uri), !query.jids.isEmpty,
-            query.jids.count <= maxBatchJIDs, !refusing()
-        else { return nil }
-        let access = secrets.access
-        if access.requiresToken {
-            let decision = access.authenticate(
-                authorization: request.headers["authorization"], cookies: request.headers["cookie"])
-            guard decision != .denied else { return nil }
-        }
-        var policy: LookupPolicy?
-        if let raw = query.policy {
-            // A policy that probes on a service with nothing to probe: the router refuses it.
-            guard let chosen = LookupPolicy(rawValue: raw), chosen == .cacheOnly || lookup.prober != nil else {
-                return nil
+    /// The answer to `request`, or nil when the router should handle it (another route, or a lookup that probes).
+    private func answer(_ request: HTTPRequestHead, allocator: ByteBufferAllocator) -> ServiceAnswer? {
+        guard request.method == .GET else { return nil }
+        let decision = endpoint.decide(target: request.uri)
+        if case .otherRoute = decision { return nil }
+        let path = request.uri.utf8.firstIndex(of: UInt8(ascii: "?")).map { request.uri[..<$0] } ?? request.uri[...]
+        let admitted = admission.decide(
+            path: path, authorization: request.headers["authorization"].map { $0[...] },
+            cookies: request.headers["cookie"].map { $0[...] },
+            acceptsStale: request.headers.contains(name: ReadinessConfiguration.acceptStaleHeader))
+        if case .refused(let answer) = admitted { return answer }
+        switch decision {
+        case .otherRoute: return nil
+        case .refused(let answer): return answer
+        case .lookup(let jids, let policy):
+            if json.reservedCapacity > StorageAnswerHandler.retainedJSONCapacity {
+                json = JSONWriter(reservingCapacity: 4096)
+            } else {
+                json.removeAll()
             }
-            policy = chosen
+            guard endpoint.writeStorageAnswers(jids, policy: policy, to: &json) else { return nil }
+            return ServiceAnswer(
+                status: .ok, headers: ServiceAnswer.jsonHeaders,
+                body: json.withUnsafeBytes { allocator.buffer(bytes: $0) })
         }
-        if json.reservedCapacity > StorageAnswerHandler.retainedJSONCapacity {
-            json = JSONWriter(reservingCapacity: 4096)
-        } else {
-            json.removeAll()
-        }
-        guard QueryDocument.writeStorageAnswers(query.jids, from: lookup, policy: policy, live: live(), to: &json)
-        else { return nil }
-        return json.withUnsafeBytes { allocator.buffer(bytes: $0) }
     }
 }
 

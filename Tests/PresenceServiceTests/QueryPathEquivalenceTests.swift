@@ -1,0 +1,145 @@
+import Foundation
+import LoopbackHTTP
+import PresenceModel
+import PresenceService
+import PresenceSource
+import PresenceStore
+import PresenceTestSupport
+import Testing
+import XMPPClient
+
+/// A presence query is answered on the event loop when nothing needs an await, and by the router otherwise; both call
+/// the same admission and query decisions. These send each request both ways, alone (the event-loop path) and
+/// pipelined behind `/healthz` (which holds the connection for the router, so the request follows it there), and
+/// hold the two answers to the same status, header fields and bytes.
+@Suite("A query gets the same answer whichever path serves it", .serialized)
+struct QueryPathEquivalenceTests {
+    /// One HTTP/1.1 response as it came off the wire.
+    struct WireResponse: Equatable, CustomStringConvertible {
+        var status: Int
+        /// Lowercased names; `date` (it may tick between the two) and `connection` (the transport's: the event-loop
+        /// path says `close` when it closes, Hummingbird closes without saying so) left out.
+        var headers: [String: String]
+        var body: String
+        var description: String { "\(status) \(headers.sorted { $0.key < $1.key }) \(body)" }
+    }
+
+    /// The responses in `text`, in order.
+    static func responses(_ text: String) -> [WireResponse] {
+        var responses: [WireResponse] = []
+        var rest = Substring(text)
+        while let headEnd = rest.range(of: "\r\n\r\n") {
+            let lines = rest[..<headEnd.lowerBound].split(separator: "\r\n")
+            let status = lines.first.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+            var headers: [String: String] = [:]
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                let name = line[..<colon].lowercased()
+                if name == "date" || name == "connection" { continue }
+                headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            let length = Int(headers["content-length"] ?? "0") ?? 0
+            let bodyEnd = rest.utf8.index(headEnd.upperBound, offsetBy: length)
+            responses.append(WireResponse(status: status, headers: headers, body: String(rest[headEnd.upperBound ..< bodyEnd])))
+            rest = rest[bodyEnd...]
+        }
+        return responses
+    }
+
+    /// `request` (a target and extra header lines) answered alone and answered behind a routed request.
+    static func bothWays(_ target: String, headers: [String] = [], port: Int) async throws
+        -> (eventLoop: WireResponse, router: WireResponse)
+    {
+        let extra = headers.map { $0 + "\r\n" }.joined()
+        let request = "GET \(target) HTTP/1.1\r\nHost: x\r\n\(extra)Connection: close\r\n\r\n"
+        let alone = try await exchange(request, port: port)
+        let behind = try await exchange("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + request, port: port)
+        try #require(alone.count == 1 && behind.count == 2, "\(target): \(alone) / \(behind)")
+        return (alone[0], behind[1])
+    }
+
+    private static func exchange(_ text: String, port: Int) async throws -> [WireResponse] {
+        let client = try await Feeder.connect(port: port)
+        defer { client.close() }
+        try await client.send(text)
+        return responses(try await client.readUntilClosed().text)
+    }
+
+    /// Holds each target's two answers equal, and to the status the table expects.
+    static func check(_ table: [(target: String, headers: [String], status: Int)], port: Int) async throws {
+        for row in table {
+            let (eventLoop, router) = try await bothWays(row.target, headers: row.headers, port: port)
+            #expect(eventLoop == router, "\(row.target) \(row.headers)")
+            #expect(eventLoop.status == row.status, "\(row.target) \(row.headers): \(eventLoop)")
+        }
+    }
+
+    @Test func everyKindOfQueryAndEveryRefusalIsAnsweredAlikeOnBothPaths() async throws {
+        try await withService(configure: { $0.http.maxBatchJIDs = 3 }) { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(
+                "<presence from='alice@example.com/desk'><show>dnd</show><status>Quote \" and \\ back</status></presence>"
+                    + "<presence from='bob@example.com/desk' type='unavailable'/>")
+            #expect(try await eventually { try await state(of: "bob@example.com", port: ports.http)?.state == .offline })
+            try await Self.check(
+                [
+                    ("/v1/presence/alice@example.com", [], 200),
+                    ("/v1/presence/Alice@Example.COM%2Fphone", [], 200),
+                    ("/v1/presence/alice%40example.com?policy=cache-only", [], 200),
+                    ("/v1/presence?jid=alice@example.com&jid=bob@example.com&jid=nobody@example.com", [], 200),
+                    ("/v1/presence?jid=B%C3%B6b@Example.com/Phone", [], 200),
+                    ("/v1/presence/even%74s", [], 200),
+                    ("/v1/presence/bad@@example.com", [], 400),
+                    ("/v1/presence?jid=alice@example.com&jid=", [], 400),
+                    ("/v1/presence?jid=a%4", [], 400),
+                    ("/v1/presence?jid=%ff%fe", [], 400),
+                    ("/v1/presence?jid=a%20b@x", [], 400),
+                    ("/v1/presence", [], 400),
+                    ("/v1/presence?", [], 400),
+                    ("/v1/presence?jid=a@x&jid=b@x&jid=c@x&jid=d@x", [], 400),
+                    ("/v1/presence/a@x?policy=sometimes", [], 400),
+                    ("/v1/presence/alice@example.com?policy=probe", [], 400),
+                    ("/v1/presence?jid=alice@example.com&policy=cache-else-probe", [], 400),
+                    ("/v1/presence/a@x?policy=cache-only&policy=probe", [], 400),
+                    ("/v1/presence/a@x?policy=%zz", [], 400),
+                ], port: ports.http)
+        }
+    }
+
+    @Test func aTokenIsCheckedAlikeOnBothPaths() async throws {
+        let token = "tok-0123456789abcdef+/="
+        let access = try APIAccess(tokenFile: "\(token) wallboard\n")
+        try await withService(configure: { $0.access = access }) { ports in
+            try await Self.check(
+                [
+                    ("/v1/presence/alice@example.com", [], 401),
+                    ("/v1/presence/alice@example.com", ["Authorization: Bearer wrong-0123456789abcdef"], 401),
+                    ("/v1/presence/bad@@example.com", [], 401),
+                    ("/v1/presence/alice@example.com", ["Authorization: Bearer \(token)"], 200),
+                    ("/v1/presence/alice@example.com", ["Cookie: \(APIAccess.cookieName)=\(token)"], 200),
+                    ("/v1/presence/bad@@example.com", ["Authorization: bearer \(token)"], 400),
+                ], port: ports.http)
+        }
+    }
+
+    @Test func aReplicaThatIsNotReadyRefusesAlikeOnBothPaths() async throws {
+        // A source whose server is not there (a port bound and not listening): the replica never becomes ready.
+        let (nowhere, port) = LoopbackTCP.boundSocket(listening: false)
+        defer { close(nowhere) }
+        let source = XMPPPresenceSource(
+            configuration: XMPPClientConfiguration(
+                account: try BareJID("watcher@example.com"), password: "secret", resource: "presence",
+                host: "127.0.0.1", port: port),
+            storage: DictionaryMemoryStorage(), resync: nil)
+        try await withService(xmppSource: source, configure: { $0.readiness.whenNotReady = .refuse }) { ports in
+            try await Self.check(
+                [
+                    ("/v1/presence/alice@example.com", [], 503),
+                    ("/v1/presence?jid=alice@example.com&jid=bob@example.com", [], 503),
+                    ("/v1/presence/bad@@example.com", [], 503),
+                    ("/v1/presence/alice@example.com?policy=cache-only", [ReadinessConfiguration.acceptStaleHeader + ": 1"], 200),
+                ], port: ports.http)
+        }
+    }
+}
