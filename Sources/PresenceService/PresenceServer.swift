@@ -45,7 +45,7 @@ public struct PresenceServer: Sendable {
         changes = ChangeHub(storage: storage, configuration: configuration.events, logger: logger)
         // Answers that change with no change of status: a partial member confirmed, a restored status current.
         xmppSource?.setConfirmationObserver { [weak changes] in changes?.republish($0) }
-        (storage as? TieredStorage)?.setRestoredObserver { [weak changes] in changes?.republish($0) }
+        storage.setRestoredObserver { [weak changes] in changes?.republish($0) }
         readiness = ReadinessMonitor(configuration: configuration.readiness, source: xmppSource)
     }
 

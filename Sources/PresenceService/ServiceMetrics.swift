@@ -161,8 +161,7 @@ public final class ServiceMetrics: Sendable {
             Gauge(label: "presence_xmpp_questions_waiting", factory: factory).record(source.questionsWaiting)
             Gauge(label: "presence_xmpp_questions_in_flight", factory: factory).record(source.questionsInFlight)
         }
-        if let tier = storage as? TieredStorage {
-            let disk = tier.tierStatistics
+        if let disk = storage.diskTierStatistics {
             let gauges = [
                 ("presence_disk_dirty_users", disk.dirty), ("presence_disk_users", disk.diskUsers),
                 ("presence_disk_file_bytes", disk.fileBytes), ("presence_disk_restored_users", disk.restored),

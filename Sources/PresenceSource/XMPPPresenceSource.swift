@@ -123,7 +123,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     /// (``isPartial(_:)``) until then. The answer loses its `partial` though the status may stay the same, which
     /// the storage does not publish: the service's change streams send the member's answer again on this call.
     /// (A status restored from a disk tier becoming current is the tier's to tell:
-    /// ``TieredStorage/setRestoredObserver(_:)``.) The observer may be called while the source holds a lock of
+    /// ``MemoryStorage/setRestoredObserver(_:)``.) The observer may be called while the source holds a lock of
     /// its own: it must not call back into the source.
     public func setConfirmationObserver(_ observer: (@Sendable (BareJID) -> Void)?) {
         confirmationObserver.withLock { $0 = observer }

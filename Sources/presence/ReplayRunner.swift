@@ -26,7 +26,7 @@ struct ReplayOutcome {
     let disk: DiskReport?
 
     /// Closes a disk tier (a scratch one removes its directory); a storage without one needs nothing.
-    func close() { (storage as? TieredStorage)?.close() }
+    func close() { storage.close() }
 
     /// The report of the wire format, naming at most `listing` lost and stale users.
     func report(listing: Int) -> ReplayReport {
@@ -91,8 +91,7 @@ struct ReplayRunner {
         // then reads evicted users from disk, at the disk's cost. Ingest time includes no flush.
         let elapsed = start.duration(to: .now)
         progress.finish()
-        let tier = storage as? TieredStorage
-        tier?.flush()
+        storage.flush()
         let audit = replay.audit()
         let storageStatistics = storage.statistics
         let refill = measuresRefill ? replay.measureRefill() : nil
@@ -101,7 +100,7 @@ struct ReplayRunner {
             storageStatistics: storageStatistics, refill: refill,
             pressure: replay.pressureResponses, elapsed: elapsed, peakResidentBytes: ProcessMemory.peakResidentBytes(),
             notApplicable: options.storage.notApplicable(to: kind), notes: unavailable.map { "psi: \($0)" },
-            disk: tier.map { DiskReport($0.tierStatistics) })
+            disk: storage.diskTierStatistics.map(DiskReport.init))
     }
 
     /// Replays `path` into `kind`; an input that cannot be opened is reported on standard error and ends the

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import LoopbackHTTP
 import PresenceModel
 import PresenceService
@@ -131,7 +132,7 @@ struct QueryPathEquivalenceTests {
             configuration: XMPPClientConfiguration(
                 account: try BareJID("watcher@example.com"), password: "secret", resource: "presence",
                 host: "127.0.0.1", port: port),
-            storage: DictionaryMemoryStorage(), resync: nil)
+            storage: DictionaryMemoryStorage(), resync: nil, logger: Logger(label: "test.nowhere", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await withService(xmppSource: source, configure: { $0.readiness.whenNotReady = .refuse }) { ports in
             try await Self.check(
                 [

@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// number, which with the process's ``instance`` is the `id:` of the event that carries it (``EventID``). The hub
 /// becomes the storage's change observer when the first stream opens and stays so: until then, ingest pays nothing
 /// for change tracking. A storage that can pin
-/// (``PinningStorage``, the LRU) keeps every user a stream watches.
+/// (``MemoryStorage/pin(_:)``: the LRU) keeps every user a stream watches.
 public final class ChangeHub: Sendable {
     public let storage: any MemoryStorage
     public let configuration: EventStreamConfiguration
@@ -82,7 +82,7 @@ public final class ChangeHub: Sendable {
         }
         guard registered else { return nil }
         // On screen, not evicted: an LRU keeps every watched user for as long as the stream is open.
-        if let watched = subscription.watched, let pinning = storage as? any PinningStorage { pinning.pin(watched) }
+        if let watched = subscription.watched { storage.pin(watched) }
         return state.withLock { state in
             // Another replica's or an earlier process's number says nothing of this one's changes.
             guard let lastEventID, lastEventID.instance == instance,
@@ -99,11 +99,7 @@ public final class ChangeHub: Sendable {
     }
 
     func unsubscribe(_ subscription: EventSubscription) {
-        defer {
-            if let watched = subscription.watched, let pinning = storage as? any PinningStorage {
-                pinning.unpin(watched)
-            }
-        }
+        defer { if let watched = subscription.watched { storage.unpin(watched) } }
         state.withLock { state in
             let id = ObjectIdentifier(subscription)
             state.open[id] = nil

@@ -23,7 +23,7 @@ extension ServiceStats {
             stanzasIgnored: statistics.stanzasIgnored, presencesRejected: statistics.presencesRejected,
             streamErrors: statistics.streamErrorCount, source: source.map { SourceReport($0.status) })
         pinned = storageStatistics.pinned
-        disk = (storage as? TieredStorage).map { DiskReport($0.tierStatistics) }
+        disk = storage.diskTierStatistics.map(DiskReport.init)
     }
 }
 

@@ -9,7 +9,7 @@ public struct StorageStatistics: Hashable, Sendable {
     public var lost: Int
     /// Pressure events handled, by level.
     public var pressureEvents: [MemoryPressure: Int]
-    /// Users held whatever the limits, because someone is watching them (``PinningStorage``).
+    /// Users held whatever the limits, because someone is watching them (``MemoryStorage/pin(_:)``).
     public var pinned: Int
 
     public init(

@@ -61,10 +61,77 @@ public protocol MemoryStorage: AnyObject, Sendable {
     /// The source vouches that the user's stored value is current (a snapshot found it so without changing it).
     /// A storage that restored the value from disk stops calling it restored; the default does nothing.
     func confirm(_ key: BareJID)
+
+    // MARK: Capabilities
+    // What a caller may ask of any storage; one without the capability answers with the default (no pins, no
+    // tiers, nothing restored), so callers never need to know which storage they hold.
+
+    /// Keeps `keys` from being evicted until they are unpinned as many times: users on someone's screen are not
+    /// evicted (as SDWebImage keeps images still on screen after a memory warning).
+    ///
+    /// Pins are counted per user: two screens showing the same person pin them twice, and they stay pinned until
+    /// both let go. A pinned user who is not stored yet is kept once stored. Pinned users are exempt from the count
+    /// and cost limits and from memory pressure, so a storage may hold more than its limits while screens watch;
+    /// ``StorageStatistics/pinned`` shows how many. The default does nothing: a storage that evicts nobody, or
+    /// that evicts by rules of its own (`NSCache`), keeps no pins.
+    func pin(_ keys: some Sequence<BareJID>)
+
+    /// Releases one pin of each of `keys`; a user with no pin left is evictable again (most recently used).
+    func unpin(_ keys: some Sequence<BareJID>)
+
+    /// The user's value and the tier that answered it: `.memory`, `.disk`, or nil when no tier holds the user. The
+    /// default is ``lookup(_:)`` answered by memory.
+    func tieredLookup(_ key: BareJID) -> (stored: StoredPresence, tier: StorageTier?)
+
+    /// Calls `body` with what ``withShownPresence(_:_:)`` answers when that answer needs no more words than the
+    /// status (it is not from disk, not restored and not a miss a lower tier might fill), and returns its result;
+    /// nil, without calling `body`, otherwise. The default always answers: a storage with one tier has nothing
+    /// more to say.
+    func withPlainShownPresence<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R?
+
+    /// When a user's value, restored from disk at start, was current; nil when it is current (never restored, or
+    /// written or confirmed since). The default is nil.
+    func restoredAsOf(_ key: BareJID) -> PresenceTime?
+
+    /// Installs the function told about each restored user whose answer became current (``restoredAsOf(_:)``
+    /// turns nil), or removes it with nil. The status may be the same as restored, so the change observer hears
+    /// nothing though the answer loses its `asOf`. The default never calls it.
+    func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?)
+
+    /// The disk tier's counters; nil for a storage without one (the default).
+    var diskTierStatistics: TierStatistics? { get }
+
+    /// Writes what the storage holds for durability now, on the caller's thread; true when nothing failed. The
+    /// default has nothing to write.
+    @discardableResult
+    func flush() -> Bool
+
+    /// Writes what is pending and releases what the storage holds open (files, threads); it answers from memory
+    /// afterwards but writes nothing more. The default does nothing.
+    func close()
 }
 
 extension MemoryStorage {
     public func confirm(_ key: BareJID) {}
+
+    public func pin(_ keys: some Sequence<BareJID>) {}
+    public func unpin(_ keys: some Sequence<BareJID>) {}
+
+    public func tieredLookup(_ key: BareJID) -> (stored: StoredPresence, tier: StorageTier?) {
+        let stored = lookup(key)
+        return (stored, stored.presence == nil ? nil : .memory)
+    }
+
+    public func withPlainShownPresence<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R? {
+        withShownPresence(key, body)
+    }
+
+    public func restoredAsOf(_ key: BareJID) -> PresenceTime? { nil }
+    public func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?) {}
+    public var diskTierStatistics: TierStatistics? { nil }
+    @discardableResult
+    public func flush() -> Bool { true }
+    public func close() {}
 
     /// The user's presence if the storage holds it.
     public func get(_ key: BareJID) -> UserPresence? { lookup(key).presence }

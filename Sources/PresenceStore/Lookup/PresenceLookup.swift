@@ -29,8 +29,6 @@ public final class PresenceLookup: Sendable {
     }
 
     public let storage: any MemoryStorage
-    /// The storage when it has a disk tier: its answers say which tier gave them.
-    private let tiered: TieredStorage?
     public let prober: (any PresenceProber)?
     public let configuration: Configuration
     private let state: Locked<State>
@@ -55,7 +53,6 @@ public final class PresenceLookup: Sendable {
         onProbeAnswered: (@Sendable (Duration) -> Void)? = nil
     ) {
         self.storage = storage
-        tiered = storage as? TieredStorage
         self.prober = prober
         self.configuration = configuration
         self.onProbeAnswered = onProbeAnswered
@@ -152,13 +149,7 @@ public final class PresenceLookup: Sendable {
                 }
             }
             // A restored answer and one from disk say so, which this path does not write either.
-            let answered: Bool
-            if let tiered {
-                answered = tiered.withShownPresenceInMemory(jid, decide) ?? false
-            } else {
-                answered = storage.withShownPresence(jid, decide)
-            }
-            if !answered { return false }
+            guard storage.withPlainShownPresence(jid, decide) ?? false else { return false }
         }
         return true
     }
@@ -170,15 +161,10 @@ public final class PresenceLookup: Sendable {
 
     /// The storage's answer for `jid`: the tier it came from, and whether the entry is partial or restored.
     private func storageAnswer(_ jid: BareJID, probeFailure: ProbeFailure? = nil) -> LookupAnswer {
-        var answer: LookupAnswer
-        if let tiered {
-            let (stored, tier) = tiered.tieredLookup(jid)
-            answer = LookupAnswer(jid: jid, fromStorage: stored, probeFailure: probeFailure)
-            if tier == .disk { answer.origin = .disk }
-            if answer.stored.presence != nil { answer.restoredAsOf = tiered.restoredAsOf(jid) }
-        } else {
-            answer = LookupAnswer(jid: jid, fromStorage: storage.lookup(jid), probeFailure: probeFailure)
-        }
+        let (stored, tier) = storage.tieredLookup(jid)
+        var answer = LookupAnswer(jid: jid, fromStorage: stored, probeFailure: probeFailure)
+        if tier == .disk { answer.origin = .disk }
+        if answer.stored.presence != nil { answer.restoredAsOf = storage.restoredAsOf(jid) }
         if answer.origin != .none, let prober, prober.isPartial(jid) { answer.isPartial = true }
         return answer
     }

@@ -15,9 +15,9 @@ import Darwin
 /// cost in their header, so no object is allocated per node. Limits are exact after every operation: at most
 /// `countLimit` users and `costLimit` estimated bytes. An optional time to live expires a user that long after
 /// it was last written. A memory warning trims the cache to `warningRetainFraction` of its users, a critical
-/// level clears it. Users someone is watching can be pinned (``PinningStorage``): they leave the recency list and
+/// level clears it. Users someone is watching can be pinned (``MemoryStorage/pin(_:)``): they leave the recency list and
 /// no limit or pressure evicts them until unpinned.
-public final class LRUMemoryStorage: PinningStorage {
+public final class LRUMemoryStorage: MemoryStorage {
     public let name = MemoryStorageKind.lru.name
     public let countLimit: Int?
     public let costLimit: Int?
@@ -169,7 +169,7 @@ public final class LRUMemoryStorage: PinningStorage {
         changes.setObserver(observer)
     }
 
-    // MARK: PinningStorage
+    // MARK: Pins
 
     public func pin(_ keys: some Sequence<BareJID>) {
         for key in keys {

@@ -18,7 +18,7 @@ import Synchronization
 /// A tier opened on a store that holds users restores them before it answers: into a memory that keeps everyone,
 /// while an evicting memory starts empty and reads users from disk as they are asked for. Each restored user says
 /// so (``restoredAsOf(_:)``) until they are written again or ``confirm(_:)`` says the source vouched for them.
-public final class TieredStorage: PinningStorage {
+public final class TieredStorage: MemoryStorage {
     /// How often and how eagerly the write-behind buffer is flushed.
     public struct Configuration: Hashable, Sendable {
         /// The longest a changed user waits in memory before it is written (`--disk-flush-interval`).
@@ -150,7 +150,7 @@ public final class TieredStorage: PinningStorage {
 
     /// Calls `body` with the memory tier's answer for a user it holds who was not restored (or confirmed since),
     /// and returns its result; nil, without calling `body`, otherwise.
-    public func withShownPresenceInMemory<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R? {
+    public func withPlainShownPresence<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R? {
         guard let memory else { return nil }
         if restoredAsOf(key) != nil { return nil }
         let result: R? = memory.withShownPresence(key) { stored in
@@ -416,13 +416,9 @@ public final class TieredStorage: PinningStorage {
             overBudget: memoryResponse?.overBudget ?? false)
     }
 
-    public func pin(_ keys: some Sequence<BareJID>) {
-        (memory as? any PinningStorage)?.pin(keys)
-    }
+    public func pin(_ keys: some Sequence<BareJID>) { memory?.pin(keys) }
 
-    public func unpin(_ keys: some Sequence<BareJID>) {
-        (memory as? any PinningStorage)?.unpin(keys)
-    }
+    public func unpin(_ keys: some Sequence<BareJID>) { memory?.unpin(keys) }
 
     /// A memory that keeps everyone has the tier's every change (it drops no one), so it publishes them, from its
     /// own fast paths; otherwise the tier does, and a spill to disk is no change.
@@ -444,6 +440,8 @@ public final class TieredStorage: PinningStorage {
                 pinned: memoryStatistics?.pinned ?? 0)
         }
     }
+
+    public var diskTierStatistics: TierStatistics? { tierStatistics }
 
     /// The disk tier's counters and the memory tier's spills.
     public var tierStatistics: TierStatistics {
