@@ -44,23 +44,22 @@ public final class TieredStorage: MemoryStorage {
     public let disk: any PresenceDiskStore
     public let configuration: Configuration
     /// What the store's last write before this process was current as of; nil when it restored nothing.
-    public let restoredAt: PresenceTime?
+    public var restoredAt: PresenceTime? { restore.restoredAt }
     /// The memory tier never evicts (a ``DictionaryMemoryStorage``): it holds every user of the tier, so a write
     /// only marks the user dirty and the flusher reads the value from memory (measured: the disk tier then costs
     /// ingest little), and no update ever needs the disk.
-    private let memoryKeepsEveryone: Bool
+    let memoryKeepsEveryone: Bool
 
-    private let state: Locked<WriteBehind>
+    /// The write-behind buffer, shared with ``flusher``.
+    let state: Locked<WriteBehind>
+    /// Writes the buffer to disk, on a thread of its own.
+    private let flusher: WriteBehindFlusher
+    /// The users restored from disk whose status is not known to be current yet.
+    let restore: RestoreTracker
     /// Serializes read-modify-write of a disk-only tier (a memory tier's own lock orders them otherwise).
     private let diskOnlyOrder = Locked(0)
-    /// Held for a whole flush.
-    private let flushOrder = Locked(0)
     private let changes = ChangePublisher()
-    /// Told of each restored user whose answer became current: see ``setRestoredObserver(_:)``.
-    private let restoredObserver = Locked<(@Sendable (BareJID) -> Void)?>(nil)
-    private let counters = Counters()
-    private let onFlush: (@Sendable (FlushOutcome) -> Void)?
-    private let scheduler: FlushScheduler
+    let counters = TierCounters()
 
     /// - Parameters:
     ///   - memory: the memory tier, nil for disk only. It should be empty: the tier fills it from the disk when
@@ -79,9 +78,8 @@ public final class TieredStorage: MemoryStorage {
         self.configuration = configuration
         self.name = name ?? memory.map { "\($0.name)+disk" } ?? "disk"
         memoryKeepsEveryone = memory is DictionaryMemoryStorage
-        self.onFlush = onFlush
         var behind = WriteBehind(filter: KeyFilter(capacity: disk.userCount * 2))
-        behind.restored.reserveCapacity(disk.userCount)
+        var restored = Set<Int>(minimumCapacity: disk.userCount)
         // Only a memory that keeps everyone is filled: an evicting one would take every user and evict most of
         // them again, each eviction a loss its ledger remembers (measured: 1.7 s more for a million users and an
         // LRU of 100,000). It fills from disk as users are read.
@@ -91,204 +89,54 @@ public final class TieredStorage: MemoryStorage {
             filled?.set(value, for: key)
             let hash = key.hashValue
             behind.filter.insert(hash: hash)
-            behind.restored.insert(hash)
+            restored.insert(hash)
             behind.users += 1
         }
         behind.diskUsers = behind.users
         behind.fileBytes = disk.fileBytes
-        restoredAt = behind.users > 0 ? disk.lastWrite : nil
-        if restoredAt == nil { behind.restored = [] }
+        restore = RestoreTracker(restored: restored, asOf: behind.users > 0 ? disk.lastWrite : nil)
         state = Locked(behind)
-        scheduler = FlushScheduler(interval: configuration.flushInterval)
-        scheduler.start { [weak self] in self?.flush() ?? false }
-        counters.anyRestored.store(restoredAt != nil, ordering: .relaxed)
+        flusher = WriteBehindFlusher(
+            state: state, memory: memory, memoryKeepsEveryone: memoryKeepsEveryone, disk: disk,
+            interval: configuration.flushInterval, onFlush: onFlush)
     }
 
-    deinit { scheduler.stop() }
-
-    // MARK: Reads
-
-    public func lookup(_ key: BareJID) -> StoredPresence { tieredLookup(key).stored }
-
-    /// The user's value and the tier that answered: `.memory` (the memory storage or the write-behind buffer),
-    /// `.disk`, or nil when neither holds them.
-    public func tieredLookup(_ key: BareJID) -> (stored: StoredPresence, tier: StorageTier?) {
-        var inMemory = StoredPresence.unknown
-        if let memory {
-            inMemory = memory.lookup(key)
-            if case .present = inMemory {
-                counters.memoryHits.add(1, ordering: .relaxed)
-                return (inMemory, .memory)
-            }
-        }
-        return beyondMemory(key, memoryAnswer: inMemory)
-    }
-
-    public func withShownPresence<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R {
-        var inMemory = StoredPresence.unknown
-        if let memory {
-            let hit: ShownOrMiss<R> = memory.withShownPresence(key) { stored in
-                switch stored {
-                case .present: .hit(body(stored))
-                case .lost(let cause): .miss(.lost(cause))
-                case .unknown: .miss(.unknown)
-                }
-            }
-            switch hit {
-            case .hit(let result):
-                counters.memoryHits.add(1, ordering: .relaxed)
-                return result
-            case .miss(let answer): inMemory = answer
-            }
-        }
-        switch beyondMemory(key, memoryAnswer: inMemory).stored {
-        case .present(let presence): return ShownPresence.withShown(presence.status) { body(.present($0)) }
-        case .lost(let cause): return body(.lost(cause))
-        case .unknown: return body(.unknown)
-        }
-    }
-
-    /// Calls `body` with the memory tier's answer for a user it holds who was not restored (or confirmed since),
-    /// and returns its result; nil, without calling `body`, otherwise.
-    public func withPlainShownPresence<R>(_ key: BareJID, _ body: (StoredShownPresence) -> R) -> R? {
-        guard let memory else { return nil }
-        if restoredAsOf(key) != nil { return nil }
-        let result: R? = memory.withShownPresence(key) { stored in
-            if case .present = stored { body(stored) } else { nil }
-        }
-        if result != nil { counters.memoryHits.add(1, ordering: .relaxed) }
-        return result
-    }
-
-    private enum ShownOrMiss<R> {
-        case hit(R)
-        case miss(StoredPresence)
-    }
-
-    /// Where a user missing from memory is: the buffer, maybe the disk, or nowhere.
-    private enum Beyond {
-        case buffered(UserPresence?)
-        case nowhere
-        case maybeOnDisk(epoch: Int)
-    }
-
-    private func whereBeyondMemory(_ key: BareJID) -> Beyond {
-        state.withLock { state in
-            if let buffered = state.buffered(key) { return .buffered(buffered) }
-            if state.clearPending || !state.filter.mayContain(key) { return .nowhere }
-            return .maybeOnDisk(epoch: state.flushEpoch)
-        }
-    }
-
-    private func beyondMemory(_ key: BareJID, memoryAnswer: StoredPresence) -> (stored: StoredPresence, tier: StorageTier?) {
-        if memoryKeepsEveryone {
-            counters.misses.add(1, ordering: .relaxed)
-            return (memoryAnswer, nil)
-        }
-        switch whereBeyondMemory(key) {
-        case .buffered(let value?):
-            counters.memoryHits.add(1, ordering: .relaxed)
-            return (.present(value), .memory)
-        case .buffered(nil):
-            return (.unknown, nil)
-        case .nowhere:
-            counters.misses.add(1, ordering: .relaxed)
-            return (memoryAnswer, nil)
-        case .maybeOnDisk(let epoch):
-            guard let value = readDisk(key) else {
-                counters.misses.add(1, ordering: .relaxed)
-                return (memoryAnswer, nil)
-            }
-            counters.diskHits.add(1, ordering: .relaxed)
-            promote(key, value, readAt: epoch)
-            return (.present(value), .disk)
-        }
-    }
-
-    private func readDisk(_ key: BareJID) -> UserPresence? {
-        counters.diskReads.add(1, ordering: .relaxed)
-        do {
-            return try disk.read(key)
-        } catch {
-            counters.diskReadErrors.add(1, ordering: .relaxed)
-            state.withLock { $0.lastError = "\(error)" }
-            return nil
-        }
-    }
-
-    /// Puts a disk hit back in memory, unless the user was written since the read (then memory or the buffer
-    /// has the newer value, or a flush moved it to disk after the read).
-    private func promote(_ key: BareJID, _ value: UserPresence, readAt epoch: Int) {
-        guard let memory else { return }
-        memory.update(key) { stored in
-            guard stored == nil else { return }
-            let unchanged = state.withLock { $0.buffered(key) == nil && $0.flushEpoch == epoch && !$0.clearPending }
-            if unchanged { stored = value }
-        }
-    }
-
-    /// The user's value outside memory, read under the caller's write order for the user.
-    private func valueBeyondMemory(_ key: BareJID) -> UserPresence? {
-        switch whereBeyondMemory(key) {
-        case .buffered(let value): value
-        case .nowhere: nil
-        case .maybeOnDisk: readDisk(key)
-        }
-    }
+    deinit { flusher.stop() }
 
     /// When a restored user's status was current, until it is written again or confirmed; nil otherwise.
-    public func restoredAsOf(_ key: BareJID) -> PresenceTime? {
-        // Asked on every lookup: once every restored user is current, no lock is taken for it again.
-        guard let restoredAt, counters.anyRestored.load(ordering: .relaxed) else { return nil }
-        return state.withLock { state in
-            if state.restored.isEmpty {
-                counters.anyRestored.store(false, ordering: .relaxed)
-                return nil
-            }
-            return state.restored.contains(key.hashValue) ? restoredAt : nil
-        }
-    }
+    public func restoredAsOf(_ key: BareJID) -> PresenceTime? { restore.restoredAsOf(key) }
 
     /// The source vouched for the user's stored value (a snapshot found it current): it is no longer restored.
-    public func confirm(_ key: BareJID) {
-        guard restoredAt != nil else { return }
-        let wasRestored = state.withLock { $0.markCurrent(key) }
-        if wasRestored { tellRestoredObserver(key) }
-    }
+    public func confirm(_ key: BareJID) { restore.markCurrent(key) }
 
     /// Calls `observer` with each user restored from disk whose answer became current, written or confirmed
     /// since (``restoredAsOf(_:)`` turns nil), after the write if there was one. The status may be the same as
     /// restored (the server found it so), so the change observer hears nothing, though an answer loses its
     /// `asOf`: a change stream sends the user's answer again on this call.
-    public func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?) {
-        restoredObserver.withLock { $0 = observer }
-    }
-
-    private func tellRestoredObserver(_ key: BareJID) {
-        if let observer = restoredObserver.withLock({ $0 }) { observer(key) }
-    }
+    public func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?) { restore.setObserver(observer) }
 
     /// Users restored from disk and neither written nor confirmed since.
-    public var restoredCount: Int { state.withLock { $0.restored.count } }
+    public var restoredCount: Int { restore.count }
 
     // MARK: Writes
 
     public func update<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> R {
         let (result, written) = readModifyWrite(key, body)
         changes.deliver()
-        if written.wasRestored { tellRestoredObserver(key) }
-        if written.dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
+        if let written { wrote(key, dirty: written) }
         return result
     }
 
-    /// What marking a written user did: the dirty count after it, and whether the user was restored until then.
-    private struct Written {
-        var dirty = 0
-        var wasRestored = false
+    /// After a write of `key` left `dirty` users waiting for the disk: the user is current, and a full buffer is
+    /// flushed early.
+    private func wrote(_ key: BareJID, dirty: Int) {
+        restore.markCurrent(key)
+        if dirty >= configuration.flushDirtyThreshold { flusher.flushSoon() }
     }
 
-    private func readModifyWrite<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> (R, Written) {
-        func change(_ stored: inout UserPresence?) -> (R, Written) {
+    /// The body's result, and the dirty count after the write; nil when nothing was written.
+    private func readModifyWrite<R>(_ key: BareJID, _ body: (inout UserPresence?) -> R) -> (R, Int?) {
+        func change(_ stored: inout UserPresence?) -> (R, Int?) {
             let old = stored ?? (memoryKeepsEveryone ? nil : valueBeyondMemory(key))
             var new = old
             let result = body(&new)
@@ -302,9 +150,10 @@ public final class TieredStorage: MemoryStorage {
         }
     }
 
-    /// Marks the user dirty with their new value; called in the user's write order.
-    private func record(_ key: BareJID, old: UserPresence?, new: UserPresence?) -> Written {
-        if old == nil && new == nil { return Written() }
+    /// Marks the user dirty with their new value, and returns the dirty count; nil when nothing was written.
+    /// Called in the user's write order.
+    private func record(_ key: BareJID, old: UserPresence?, new: UserPresence?) -> Int? {
+        if old == nil && new == nil { return nil }
         // A memory that keeps everyone publishes its own changes, which are the tier's.
         if !memoryKeepsEveryone { changes.publishUpdate(key, old: old, new: new) }
         return state.withLock { state in
@@ -317,7 +166,7 @@ public final class TieredStorage: MemoryStorage {
                 state.removals[.explicit, default: 0] += 1
             default: break
             }
-            return Written(dirty: state.dirtyCountForFlush, wasRestored: state.markCurrent(key))
+            return state.dirtyCountForFlush
         }
     }
 
@@ -353,13 +202,13 @@ public final class TieredStorage: MemoryStorage {
                 state.dirty = [:]
                 state.dirtyKeys = []
                 state.flushing = [:]
-                state.restored = []
                 state.clearPending = true
                 state.filter = KeyFilter(capacity: state.filter.capacity)
             }
         }
+        restore.forgetAll()
         changes.deliver()
-        scheduler.flushSoon()
+        flusher.flushSoon()
     }
 
     public var count: Int {
@@ -387,12 +236,11 @@ public final class TieredStorage: MemoryStorage {
             memory.apply(update, receivedAt: receivedAt)
             // Appended, not inserted in a set: hashing each key here cost the ingest path as much as the memory's
             // own apply (measured); the flusher coalesces the keys on its own thread.
-            let written = state.withLock { state in
+            let dirty = state.withLock { state in
                 state.dirtyKeys.append(key)
-                return Written(dirty: state.dirtyCountForFlush, wasRestored: state.markCurrent(key))
+                return state.dirtyCountForFlush
             }
-            if written.wasRestored { tellRestoredObserver(key) }
-            if written.dirty >= configuration.flushDirtyThreshold { scheduler.flushSoon() }
+            wrote(key, dirty: dirty)
             return
         }
         self.update(update.from.bare) { value in
@@ -446,6 +294,7 @@ public final class TieredStorage: MemoryStorage {
     /// The disk tier's counters and the memory tier's spills.
     public var tierStatistics: TierStatistics {
         let spilled = memory?.statistics.evictions ?? [:]
+        let restoredUsers = restore.count
         return state.withLock { state in
             TierStatistics(
                 memoryHits: counters.memoryHits.load(ordering: .relaxed),
@@ -453,7 +302,7 @@ public final class TieredStorage: MemoryStorage {
                 misses: counters.misses.load(ordering: .relaxed),
                 diskReads: counters.diskReads.load(ordering: .relaxed),
                 diskReadErrors: counters.diskReadErrors.load(ordering: .relaxed),
-                spilled: spilled, dirty: state.dirty.count + state.dirtyKeys.count + state.flushingCount, restored: state.restored.count,
+                spilled: spilled, dirty: state.dirty.count + state.dirtyKeys.count + state.flushingCount, restored: restoredUsers,
                 restoredAt: restoredAt, flushes: state.flushes, failedFlushes: state.failedFlushes,
                 usersWritten: state.usersWritten, bytesWritten: state.bytesWritten,
                 lastFlushAt: state.lastFlushAt, lastFlushDuration: state.lastFlushDuration,
@@ -466,182 +315,9 @@ public final class TieredStorage: MemoryStorage {
     /// Writes every dirty user now, on the caller's thread, after any flush in progress; true when something was
     /// written and nothing failed. The flusher calls it on its own; ``close()`` calls it once more.
     @discardableResult
-    public func flush() -> Bool {
-        // One flush at a time: a caller arriving during the flusher's waits for it, then writes what is left.
-        flushOrder.withLock { _ in flushNow() }
-    }
-
-    private func flushNow() -> Bool {
-        let taken = state.withLock {
-            state -> (values: [BareJID: UserPresence?], keys: [BareJID], clear: Bool)? in
-            guard !state.closed, !state.dirty.isEmpty || !state.dirtyKeys.isEmpty || state.clearPending,
-                state.flushing.isEmpty, state.flushingCount == 0
-            else { return nil }
-            // Moves, not copies: the batch is built outside the lock.
-            state.flushing = state.dirty
-            state.dirty = [:]
-            let keys = state.dirtyKeys
-            state.dirtyKeys = []
-            state.flushingCount = state.flushing.count + keys.count
-            return (state.flushing, keys, state.clearPending)
-        }
-        guard let taken else { return false }
-        let started = ContinuousClock.now
-        let time = PresenceTime.now()
-        var batch = taken.values.map { (key: $0.key, value: $0.value) }
-        let keys = Set(taken.keys)
-        batch.reserveCapacity(batch.count + keys.count)
-        for key in keys where taken.values[key] == nil {
-            // Read now: the newest value; a write after this read marks the user dirty again.
-            batch.append((key, memory?.lookup(key).presence))
-        }
-        let outcome: FlushOutcome
-        do {
-            let report = try disk.write(batch, clearingFirst: taken.clear, at: time)
-            let elapsed = ContinuousClock.now - started
-            let fileBytes = disk.fileBytes
-            let rebuild = state.withLock { state -> Bool in
-                if !memoryKeepsEveryone {
-                    for (key, value) in batch where value != nil && !state.filter.mayContain(key) {
-                        state.filter.insert(key)
-                    }
-                }
-                state.failing = false
-                state.flushing = [:]
-                state.flushingCount = 0
-                if taken.clear { state.clearPending = false }
-                state.flushEpoch += 1
-                state.flushes += 1
-                state.usersWritten += report.users
-                state.bytesWritten += report.bytes
-                state.lastFlushAt = time
-                state.lastFlushDuration = elapsed
-                state.diskUsers = report.userCount
-                state.fileBytes = fileBytes
-                state.lastError = nil
-                return state.filter.isOverCapacity
-            }
-            if rebuild { rebuildFilter() }
-            outcome = FlushOutcome(users: report.users, bytes: report.bytes, duration: elapsed, error: nil)
-        } catch {
-            let elapsed = ContinuousClock.now - started
-            state.withLock { state in
-                // Back to the buffer, under anything written meanwhile: retried at the next flush.
-                state.dirty.merge(state.flushing) { newer, _ in newer }
-                state.dirtyKeys += keys
-                // No more early flushes until the next interval: a full disk is retried once per interval.
-                state.failing = true
-                state.flushing = [:]
-                state.flushingCount = 0
-                if taken.clear { state.clearPending = true }
-                state.failedFlushes += 1
-                state.lastError = "\(error)"
-            }
-            outcome = FlushOutcome(users: 0, bytes: 0, duration: elapsed, error: "\(error)")
-        }
-        onFlush?(outcome)
-        return outcome.error == nil
-    }
-
-    /// A filter past its capacity answers "maybe" too often: build one twice as big as the disk's users need, from
-    /// the disk's keys.
-    private func rebuildFilter() {
-        let capacity = state.withLock { max($0.filter.capacity, $0.diskUsers) } * 2
-        var filter = KeyFilter(capacity: capacity)
-        guard (try? disk.forEach({ key, _ in filter.insert(key) })) != nil else { return }
-        state.withLock { state in
-            // Only this thread writes the disk, so the scan is complete; the buffer's keys are looked up there.
-            state.filter = filter
-        }
-    }
+    public func flush() -> Bool { flusher.flush() }
 
     /// Flushes what is dirty, stops the flusher and closes the disk store. The tier answers from memory
     /// afterwards but writes nothing more.
-    public func close() {
-        scheduler.stop()
-        while true {
-            let pending = state.withLock { !$0.dirty.isEmpty || !$0.dirtyKeys.isEmpty || $0.clearPending }
-            guard pending, flush() else { break }
-        }
-        state.withLock { $0.closed = true }
-        disk.close()
-    }
-}
-
-extension TieredStorage {
-    /// The write-behind buffer and what the tier counts under its lock.
-    struct WriteBehind {
-        /// Users changed since the last flush began, with their latest value (nil: removed).
-        var dirty: [BareJID: UserPresence?] = [:]
-        /// Users changed since the last flush began whose value memory holds (a memory that keeps everyone), once
-        /// per change: the flusher coalesces them.
-        var dirtyKeys: [BareJID] = []
-        /// Users the running flush is writing, with their values where memory may drop them.
-        var flushing: [BareJID: UserPresence?] = [:]
-        var flushingCount = 0
-        /// The last flush failed: writes stop asking for early flushes until one succeeds.
-        var failing = false
-        /// `removeAll` waits for the flusher to empty the disk; until then the disk is not read.
-        var clearPending = false
-        var filter: KeyFilter
-        /// Hashes of users restored from disk and not written or confirmed since.
-        var restored: Set<Int> = []
-
-        /// The user is current (written or confirmed): true when they were restored until now.
-        mutating func markCurrent(_ key: BareJID) -> Bool {
-            restored.isEmpty ? false : restored.remove(key.hashValue) != nil
-        }
-        var users = 0
-        var flushEpoch = 0
-        var closed = false
-        var removals: [RemovalCause: Int] = [:]
-        var pressureEvents: [MemoryPressure: Int] = [:]
-        var flushes = 0
-        var failedFlushes = 0
-        var usersWritten = 0
-        var bytesWritten = 0
-        var lastFlushAt: PresenceTime?
-        var lastFlushDuration: Duration?
-        var diskUsers = 0
-        var fileBytes = 0
-        var lastError: String?
-
-        /// What writes compare with the dirty threshold; 0 while flushes fail, so they do not ask again.
-        var dirtyCountForFlush: Int { failing ? 0 : dirty.count + dirtyKeys.count }
-
-        /// The buffered value: `.some(nil)` for a removed user, nil when the buffer does not have the user.
-        func buffered(_ key: BareJID) -> UserPresence?? {
-            if let value = dirty[key] { return .some(value) }
-            if let value = flushing[key] { return .some(value) }
-            return nil
-        }
-    }
-
-    /// Counters bumped on the read path without the lock.
-    final class Counters: Sendable {
-        let memoryHits = Atomic<Int>(0)
-        let diskHits = Atomic<Int>(0)
-        let misses = Atomic<Int>(0)
-        let diskReads = Atomic<Int>(0)
-        let diskReadErrors = Atomic<Int>(0)
-        /// Some restored user may not be current yet (cleared once none is).
-        let anyRestored = Atomic<Bool>(false)
-    }
-}
-
-/// Which tier answered a lookup.
-public enum StorageTier: String, Hashable, Sendable, CustomStringConvertible {
-    case memory
-    case disk
-
-    public var description: String { rawValue }
-}
-
-/// One flush, as ``TieredStorage`` reports it.
-public struct FlushOutcome: Hashable, Sendable {
-    public var users: Int
-    public var bytes: Int
-    public var duration: Duration
-    /// The disk's error; the users stay dirty and are written at the next flush.
-    public var error: String?
+    public func close() { flusher.close() }
 }
