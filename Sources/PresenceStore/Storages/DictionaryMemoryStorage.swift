@@ -185,13 +185,3 @@ public final class DictionaryMemoryStorage: MemoryStorage {
         changes.setObserver(observer)
     }
 }
-
-extension MemoryStorageKind {
-    /// ``DictionaryMemoryStorage``: keeps every user; the reference an evicting storage is measured against.
-    public static let dictionary = MemoryStorageKind(
-        name: "dictionary", summary: "thread-safe compact hash map; never evicts, reports when over its memory budget",
-        evicts: false, limits: []
-    ) { configuration in
-        DictionaryMemoryStorage(memoryBudget: configuration.memoryBudget)
-    }
-}

@@ -389,16 +389,3 @@ private final class RecencyList {
         setLink(pointer, RecencyList.nextOffset, nil)
     }
 }
-
-extension MemoryStorageKind {
-    /// ``LRUMemoryStorage``: a transparent LRU cache with exact limits.
-    public static let lru = MemoryStorageKind(
-        name: "lru", summary: "transparent LRU cache with exact count and cost limits and an optional time to live",
-        evicts: true, limits: [.countLimit, .costLimit, .timeToLive, .warningRetain]
-    ) { configuration in
-        LRUMemoryStorage(
-            countLimit: configuration.countLimit, costLimit: configuration.costLimit,
-            timeToLive: configuration.timeToLive,
-            warningRetainFraction: configuration.warningRetainFraction ?? LRUMemoryStorage.defaultWarningRetainFraction)
-    }
-}

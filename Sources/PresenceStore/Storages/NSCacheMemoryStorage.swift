@@ -216,13 +216,3 @@ public final class NSCacheMemoryStorage: MemoryStorage {
         }
     }
 }
-
-extension MemoryStorageKind {
-    /// ``NSCacheMemoryStorage``: Foundation's NSCache as apps use it.
-    public static let nscache = MemoryStorageKind(
-        name: "nscache", summary: "Foundation's NSCache as apps use it; empties on a memory warning",
-        evicts: true, limits: [.countLimit, .costLimit]
-    ) { configuration in
-        NSCacheMemoryStorage(countLimit: configuration.countLimit, costLimit: configuration.costLimit)
-    }
-}
