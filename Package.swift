@@ -80,7 +80,7 @@ let package = Package(
             name: "PresenceIngest", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresencePressure"]),
         // The JSON wire format, written once: query results, reports, stats and errors.
         .target(
-            name: "PresenceWire", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore", "PresenceIngest"]),
+            name: "PresenceWire", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore"]),
         // Presence from an XMPP server: a watcher account's roster and every contact's presence, kept in a
         // storage through the same ingest path as every other source, reconnecting forever.
         .target(
@@ -103,7 +103,7 @@ let package = Package(
             name: "PresenceService",
             dependencies: [
                 "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire", "XMPPStream",
-                "PresenceSource", "XMPPClient",
+                "PresenceSource",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),

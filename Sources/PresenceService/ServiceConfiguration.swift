@@ -1,7 +1,7 @@
+import PresenceModel
 import NIOSSL
 import PresenceIngest
 import PresenceStore
-import XMPPClient
 import XMPPStream
 
 /// Everything `presence serve` can be told, each limit with a default.
@@ -88,7 +88,6 @@ public struct ServiceConfiguration: Sendable {
     /// Whether a host is a loopback address (127.0.0.0/8, ::1, localhost): the only ones served without an
     /// explicit flag.
     public static func isLoopback(_ host: String) -> Bool {
-        // One definition of loopback for the listeners and the XMPP client's TLS and PLAIN rules.
-        TLSPolicy.isLoopback(host)
+        LoopbackHost.contains(host)
     }
 }

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import PresenceModel
 import NIOCore
 
 /// Records when bytes last arrived from the server, as they come off the wire (not when the session's reader gets
@@ -7,14 +7,14 @@ final class ActivityHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    let lastReceived: NIOLockedValueBox<NIODeadline>
+    let lastReceived: Locked<NIODeadline>
 
-    init(lastReceived: NIOLockedValueBox<NIODeadline>) {
+    init(lastReceived: Locked<NIODeadline>) {
         self.lastReceived = lastReceived
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        lastReceived.withLockedValue { $0 = .now() }
+        lastReceived.withLock { $0 = .now() }
         context.fireChannelRead(data)
     }
 }

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import PresenceModel
 import NIOCore
 import NIOSSL
 import XMPPStream
@@ -16,19 +16,19 @@ final class StanzaReader {
     /// A parse error found after some events of the same chunk: thrown once those are read.
     private var failure: XMPPClientError?
     /// When bytes last arrived (recorded by ``ActivityHandler``), for the keep-alive timer.
-    let lastReceived: NIOLockedValueBox<NIODeadline>
+    let lastReceived: Locked<NIODeadline>
     /// Why the connection was closed on purpose (a timeout), so that the end of input is reported as that.
-    let closeReason: NIOLockedValueBox<XMPPClientError?>
+    let closeReason: Locked<XMPPClientError?>
 
     init(
         inbound: NIOAsyncChannelInboundStream<ByteBuffer>, limits: XMPPStreamLimits,
-        lastReceived: NIOLockedValueBox<NIODeadline>
+        lastReceived: Locked<NIODeadline>
     ) {
         self.inbound = inbound.makeAsyncIterator()
         configuration = XMPPStreamParser.Configuration(limits: limits)
         parser = XMPPStreamParser(configuration: configuration)
         self.lastReceived = lastReceived
-        closeReason = NIOLockedValueBox(nil)
+        closeReason = Locked(nil)
     }
 
     /// Reads a new stream from here on.
@@ -50,9 +50,9 @@ final class StanzaReader {
             do {
                 buffer = try await inbound.next()
             } catch {
-                throw closeReason.withLockedValue { $0 } ?? XMPPClientError.connectionError(error)
+                throw closeReason.withLock { $0 } ?? XMPPClientError.connectionError(error)
             }
-            guard let buffer else { throw closeReason.withLockedValue { $0 } ?? .closed }
+            guard let buffer else { throw closeReason.withLock { $0 } ?? .closed }
             orderAfterEventLoop()
             let result = buffer.withUnsafeReadableBytes { bytes in
                 Result { () throws(XMPPStreamError) in
@@ -75,7 +75,7 @@ final class StanzaReader {
     /// the buffer exists and before it is passed on; taking it here, after the buffer arrived, is an edge
     /// ThreadSanitizer models (mutex release, then acquire). One uncontended lock per chunk read.
     private func orderAfterEventLoop() {
-        _ = lastReceived.withLockedValue { $0 }
+        _ = lastReceived.withLock { $0 }
     }
 
     /// The next stanza, with `<stream:error>` thrown as the error it is; nil when the stream closed.
@@ -100,7 +100,7 @@ final class StanzaReader {
     /// Why a write failed: a write usually fails because the connection already closed for a reason the inbound
     /// side carries (a TLS handshake failure, a stream error), and that reason is the one worth reporting.
     func explainWriteFailure(_ writeError: any Error) async -> XMPPClientError {
-        if let reason = closeReason.withLockedValue({ $0 }) { return reason }
+        if let reason = closeReason.withLock({ $0 }) { return reason }
         do {
             while true { _ = try await next() }
         } catch {

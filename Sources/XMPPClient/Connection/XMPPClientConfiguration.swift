@@ -84,9 +84,7 @@ public enum TLSPolicy: String, Sendable, CaseIterable {
     public static func `default`(forHost host: String) -> TLSPolicy { isLoopback(host) ? .ifOffered : .required }
 
     /// 127.0.0.0/8, ::1 and `localhost`.
-    public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-    }
+    public static func isLoopback(_ host: String) -> Bool { LoopbackHost.contains(host) }
 }
 
 /// How a connection that has gone silent is found out (XEP-0199 pings to the server).

@@ -1,5 +1,5 @@
 import Logging
-import NIOConcurrencyHelpers
+import PresenceModel
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -24,7 +24,7 @@ public enum XMPPConnection {
         let host = configuration.connectHost
         let port = configuration.port
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-        let lastReceived = NIOLockedValueBox(NIODeadline.now())
+        let lastReceived = Locked(NIODeadline.now())
         do {
             channel = try await ClientBootstrap(group: eventLoopGroup)
                 .connectTimeout(TimeAmount(configuration.connectTimeout))
@@ -45,7 +45,7 @@ public enum XMPPConnection {
             let closeReason = reader.closeReason
             let timeout = configuration.negotiationTimeout
             let timer = channel.channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { [channel = channel.channel] in
-                closeReason.withLockedValue { $0 = .negotiationTimedOut(timeout) }
+                closeReason.withLock { $0 = .negotiationTimedOut(timeout) }
                 channel.close(promise: nil)
             }
             let session: XMPPSession

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import PresenceModel
 import NIOCore
 import XMPPStream
 
@@ -98,21 +98,21 @@ public final class XMPPSession {
         let period = TimeAmount(keepAlive.checkPeriod)
         let lastReceived = reader.lastReceived
         let closeReason = reader.closeReason
-        let pingSent = NIOLockedValueBox<(count: Int, at: NIODeadline?)>((0, nil))
+        let pingSent = Locked<(count: Int, at: NIODeadline?)>((0, nil))
         let pings = keepAlivePings
         let channel = channel
         return channel.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { task in
             let now = NIODeadline.now()
-            let received = lastReceived.withLockedValue { $0 }
+            let received = lastReceived.withLock { $0 }
             let silence = now - received
             if silence >= deadline {
-                closeReason.withLockedValue { $0 = .deadConnection(silentFor: Duration(silence)) }
+                closeReason.withLock { $0 = .deadConnection(silentFor: Duration(silence)) }
                 channel.close(promise: nil)
                 task.cancel()
                 return
             }
             guard silence >= interval else { return }
-            let id: String? = pingSent.withLockedValue { state in
+            let id: String? = pingSent.withLock { state in
                 if let at = state.at, at > received { return nil }
                 state.count += 1
                 state.at = now

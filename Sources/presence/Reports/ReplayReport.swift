@@ -1,3 +1,4 @@
+import PresenceWire
 import PresenceIngest
 import PresenceStore
 import XMPPStream

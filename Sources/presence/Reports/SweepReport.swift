@@ -1,3 +1,5 @@
+import PresenceWire
+
 /// The report of `presence compare --sweep`: every evicting storage's losses at each value of one limit, and the
 /// dictionary, which loses nothing, as the line to beat. Scripts depend on it: fields are added, never renamed or
 /// removed.
