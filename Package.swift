@@ -121,8 +121,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            // The HTTP API's OpenAPI document, served at /openapi.yaml from the binary itself.
-            resources: [.embedInCode("OpenAPI/openapi.yaml")]),
+            // The HTTP API's OpenAPI document (/openapi.yaml) and the people page's files (/), served from the binary.
+            resources: [
+                .embedInCode("OpenAPI/openapi.yaml"), .embedInCode("People/people.html"),
+                .embedInCode("People/people.js"), .embedInCode("People/people.css"),
+            ]),
         // The command-line tool: replay, compare, query, generate, serve, stats.
         .executableTarget(
             name: "presence",

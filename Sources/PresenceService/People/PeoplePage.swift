@@ -4,24 +4,25 @@ import NIOCore
 
 /// The people page the service serves at `/`: a searchable list of everyone with live status dots, status text
 /// and attendance, grouped by domain (or the department a JID's domain names), fed by the change stream; and a
-/// storage panel. Three static files compiled into the binary: no CDN, no build step, nothing to install.
+/// storage panel. Three static files (`people.html`, `people.js`, `people.css` beside this one) compiled into the
+/// binary: no CDN, no build step, nothing to install.
 enum PeoplePage {
     private struct File {
         let bytes: [UInt8]
         let contentType: String
         let tag: String
 
-        init(_ text: String, _ contentType: String) {
-            bytes = Array(text.utf8)
+        init(_ bytes: [UInt8], _ contentType: String) {
+            self.bytes = bytes
             self.contentType = contentType
             tag = EntityTag.of(bytes)
         }
     }
 
     private static let files: [String: File] = [
-        "/": File(html, "text/html; charset=utf-8"),
-        "/people.js": File(script, "text/javascript; charset=utf-8"),
-        "/people.css": File(style, "text/css; charset=utf-8"),
+        "/": File(PackageResources.people_html, "text/html; charset=utf-8"),
+        "/people.js": File(PackageResources.people_js, "text/javascript; charset=utf-8"),
+        "/people.css": File(PackageResources.people_css, "text/css; charset=utf-8"),
     ]
 
     /// Whether `path` is one of the page's own files: markup, script and style, no data, open without a token.

@@ -1,0 +1,191 @@
+"use strict";
+const ROW = 36;
+const people = new Map();
+let rows = [];
+let rebuildQueued = false, renderQueued = false, lastRebuild = 0;
+const viewport = document.getElementById("viewport");
+const spacer = document.getElementById("spacer");
+const rowsElement = document.getElementById("rows");
+const search = document.getElementById("search");
+const summary = document.getElementById("summary");
+const connection = document.getElementById("connection");
+const empty = document.getElementById("empty");
+
+function escape(text) {
+  return String(text).replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+// engineering.example.com groups as "engineering"; a two-label domain is its own group.
+function groupOf(jid) {
+  const domain = jid.slice(jid.indexOf("@") + 1);
+  const labels = domain.split(".");
+  return labels.length > 2 ? labels[0] : domain;
+}
+function nameOf(jid) { const at = jid.indexOf("@"); return at < 0 ? jid : jid.slice(0, at); }
+function look(person) { return person.state === "available" ? (person.show || "available") : person.state; }
+function words(person) {
+  switch (look(person)) {
+    case "available": return "available"; case "chat": return "free to chat"; case "away": return "away";
+    case "xa": return "extended away"; case "dnd": return "do not disturb"; case "offline": return "offline";
+    case "lost": return "status lost" + (person.cause ? " (" + person.cause + ")" : "");
+    default: return "unknown";
+  }
+}
+function matches(person, query) {
+  return person.jid.toLowerCase().includes(query) ||
+    (person.status || "").toLowerCase().includes(query) || words(person).includes(query);
+}
+
+function rebuild() {
+  rebuildQueued = false;
+  lastRebuild = performance.now();
+  const query = search.value.trim().toLowerCase();
+  const shown = [];
+  for (const person of people.values()) if (!query || matches(person, query)) shown.push(person);
+  const keyed = shown.map(person => [groupOf(person.jid) + "\u0000" + person.jid, person.jid]);
+  keyed.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  rows = [];
+  let group = null;
+  for (const [, jid] of keyed) {
+    const g = groupOf(jid);
+    if (g !== group) { rows.push({ group: g }); group = g; }
+    rows.push({ jid });
+  }
+  spacer.style.height = rows.length * ROW + "px";
+  empty.hidden = shown.length > 0 || people.size === 0;
+  const counts = {};
+  for (const person of people.values()) { const key = look(person); counts[key] = (counts[key] || 0) + 1; }
+  const order = ["available", "chat", "away", "xa", "dnd", "offline", "unknown", "lost"];
+  summary.textContent = people.size.toLocaleString() + " people" +
+    (query ? ", " + shown.length.toLocaleString() + " shown" : "") + " · " +
+    order.filter(k => counts[k]).map(k => counts[k].toLocaleString() + " " + (k === "xa" ? "extended away" : k)).join(", ");
+  render();
+}
+
+function render() {
+  renderQueued = false;
+  const top = viewport.scrollTop, height = viewport.clientHeight;
+  const first = Math.max(0, Math.floor(top / ROW) - 10);
+  const last = Math.min(rows.length, Math.ceil((top + height) / ROW) + 10);
+  let html = "";
+  for (let index = first; index < last; index++) {
+    const row = rows[index];
+    const y = index * ROW;
+    if (row.group !== undefined) {
+      html += '<div class="row group" style="top:' + y + 'px">' + escape(row.group) + "</div>";
+      continue;
+    }
+    const person = people.get(row.jid);
+    if (!person) continue;
+    const state = look(person);
+    html += '<div class="row person" data-jid="' + escape(person.jid) + '" data-state="' + state + '" style="top:' + y + 'px">' +
+      '<span class="dot ' + state + '" title="' + escape(words(person)) + '"></span>' +
+      '<span class="name">' + escape(nameOf(person.jid)) + " <small>" + escape(person.jid) + "</small></span>" +
+      '<span class="status">' + escape(person.status || words(person)) + (person.live === false ? " (not live)" : "") + "</span>" +
+      '<span class="attendance">' + escape((person.attendance || "").replace(/-/g, " ")) + "</span></div>";
+  }
+  rowsElement.innerHTML = html;
+}
+
+function scheduleRebuild() {
+  if (rebuildQueued) return;
+  rebuildQueued = true;
+  // At most four rebuilds a second while a snapshot of 100,000 streams in; visible rows still update.
+  const wait = Math.max(0, 250 - (performance.now() - lastRebuild));
+  setTimeout(() => requestAnimationFrame(rebuild), wait);
+}
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(render);
+}
+
+viewport.addEventListener("scroll", scheduleRender, { passive: true });
+window.addEventListener("resize", scheduleRender);
+search.addEventListener("input", () => { lastRebuild = 0; scheduleRebuild(); });
+
+// Event ids are "INSTANCE-N" for change N of one process, and "INSTANCE-N:k" for a snapshot taken at change N
+// but its last event, which is "INSTANCE-N" so that a resume can start from it. A process other than the
+// last one always starts with a snapshot.
+let lastInstance = null, snapshotBase = null;
+function isSnapshotEvent(id) {
+  const colon = id.indexOf(":");
+  const base = colon < 0 ? id : id.slice(0, colon);
+  const instance = base.slice(0, base.lastIndexOf("-"));
+  let snapshot;
+  if (colon >= 0) { snapshot = true; snapshotBase = base; }
+  else if (base === snapshotBase) { snapshot = true; snapshotBase = null; }
+  else snapshot = lastInstance !== null && instance !== lastInstance;
+  lastInstance = instance;
+  return snapshot;
+}
+function isOlder(person, shown) {
+  const since = Date.parse(person.since), shownSince = Date.parse(shown.since);
+  return !Number.isNaN(since) && !Number.isNaN(shownSince) && since < shownSince;
+}
+function connect() {
+  const source = new EventSource("/v1/presence/events");
+  source.addEventListener("open", () => { connection.classList.add("live"); connection.title = "live"; });
+  source.addEventListener("error", () => { connection.classList.remove("live"); connection.title = "reconnecting"; });
+  source.addEventListener("presence", event => {
+    const person = JSON.parse(event.data);
+    const known = people.has(person.jid);
+    // Behind a balancer a reconnect may land on another replica, whose snapshot can lag by the last change
+    // this page already showed: a snapshot answer older than the one shown is kept out. Changes always apply.
+    if (isSnapshotEvent(event.lastEventId) && known && isOlder(person, people.get(person.jid))) return;
+    people.set(person.jid, person);
+    // A new person, or a filter that may now match differently, needs the list rebuilt; a change of
+    // someone already listed only needs the visible rows drawn again.
+    if (!known || search.value.trim()) scheduleRebuild(); else { scheduleRender(); if (!rebuildQueued) scheduleRebuild(); }
+  });
+}
+
+const figures = document.getElementById("storage-figures");
+const evictions = document.getElementById("evictions");
+const pressureEvents = document.getElementById("pressure-events");
+function bytes(n) {
+  if (n === null || n === undefined) return "–";
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let value = n, unit = 0;
+  while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit++; }
+  return value.toFixed(unit ? 1 : 0) + " " + units[unit];
+}
+function pairs(list) { return list.map(([k, v]) => "<dt>" + escape(k) + "</dt><dd>" + escape(v) + "</dd>").join(""); }
+async function refreshStorage() {
+  try {
+    const stats = await (await fetch("/v1/stats", { cache: "no-store" })).json();
+    figures.innerHTML = pairs([
+      ["storage", stats.storage], ["entries", stats.entries.toLocaleString()],
+      ["lost", stats.lost.toLocaleString()], ["pinned (on screen)", stats.pinned.toLocaleString()],
+      ["estimated size", bytes(stats.storageEstimatedBytes)], ["resident memory", bytes(stats.residentBytes)],
+      ["pressure level", stats.pressureLevel], ["change streams", stats.eventStreams.toLocaleString()],
+      ["source", stats.source ? (stats.source.live ? "live" : "not live") + " · " + stats.source.jid : "feed port"],
+    ]);
+    const causes = Object.entries(stats.evictions).filter(([, n]) => n > 0);
+    evictions.innerHTML = causes.length ? pairs(causes.map(([k, n]) => [k, n.toLocaleString()])) : "<dt>none</dt><dd></dd>";
+    pressureEvents.innerHTML = stats.pressureEvents.slice(-10).reverse().map(e =>
+      "<li>" + escape((e.time || "").replace("T", " ").replace("Z", "")) + " " + escape(e.level) + ": " +
+      escape(e.evicted.toLocaleString()) + " dropped" + (e.source ? " (" + escape(e.source) + ")" : "") + "</li>").join("");
+  } catch (error) {
+    figures.innerHTML = pairs([["service", "unreachable"]]);
+  }
+}
+
+// A service that requires API tokens answers the page's data with 401: ask for a token, keep it in a cookie
+// for this site only (EventSource cannot send an Authorization header), and ask again while it is refused.
+async function haveAccess() {
+  let response;
+  try { response = await fetch("/v1/stats", { cache: "no-store" }); } catch (error) { return true; }
+  if (response.status !== 401) return true;
+  const token = window.prompt("This presence service needs an API token:");
+  if (!token) { figures.innerHTML = pairs([["service", "needs an API token"]]); return false; }
+  document.cookie = "presence_token=" + encodeURIComponent(token.trim()) + "; path=/; SameSite=Strict" +
+    (location.protocol === "https:" ? "; Secure" : "");
+  return haveAccess();
+}
+
+haveAccess().then(granted => {
+  if (!granted) return;
+  connect();
+  refreshStorage();
+  setInterval(refreshStorage, 1000);
+});
