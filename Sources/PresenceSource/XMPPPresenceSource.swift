@@ -203,7 +203,7 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
                 // same: two processes on one resource replace each other for ever.
                 logger.critical(
                     """
-                    another client logged in as \(configuration.account)/\(configuration.resource) and the server \
+                    another client logged in as \(configuration.account)/\(configuration.resource ?? "?") and the server \
                     replaced this session; not reconnecting. Give each replica its own --xmpp-resource, then restart \
                     this one
                     """,

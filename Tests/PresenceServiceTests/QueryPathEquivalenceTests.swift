@@ -25,8 +25,9 @@ struct QueryPathEquivalenceTests {
         var description: String { "\(status) \(headers.sorted { $0.key < $1.key }) \(body)" }
     }
 
-    /// The responses in `text`, in order.
-    static func responses(_ text: String) -> [WireResponse] {
+    /// The responses in `text`, in order; `bodiless` says which have no body whatever their `Content-Length` (the
+    /// answers to HEAD).
+    static func responses(_ text: String, bodiless: [Bool] = []) -> [WireResponse] {
         var responses: [WireResponse] = []
         var rest = Substring(text)
         while let headEnd = rest.range(of: "\r\n\r\n") {
@@ -39,7 +40,7 @@ struct QueryPathEquivalenceTests {
                 if name == "date" || name == "connection" { continue }
                 headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
-            let length = Int(headers["content-length"] ?? "0") ?? 0
+            let length = bodiless.count > responses.count && bodiless[responses.count] ? 0 : Int(headers["content-length"] ?? "0") ?? 0
             let bodyEnd = rest.utf8.index(headEnd.upperBound, offsetBy: length)
             responses.append(WireResponse(status: status, headers: headers, body: String(rest[headEnd.upperBound ..< bodyEnd])))
             rest = rest[bodyEnd...]
@@ -48,30 +49,39 @@ struct QueryPathEquivalenceTests {
     }
 
     /// `request` (a target and extra header lines) answered alone and answered behind a routed request.
-    static func bothWays(_ target: String, headers: [String] = [], port: Int) async throws
+    static func bothWays(_ target: String, method: String = "GET", headers: [String] = [], port: Int) async throws
         -> (eventLoop: WireResponse, router: WireResponse)
     {
         let extra = headers.map { $0 + "\r\n" }.joined()
-        let request = "GET \(target) HTTP/1.1\r\nHost: x\r\n\(extra)Connection: close\r\n\r\n"
-        let alone = try await exchange(request, port: port)
-        let behind = try await exchange("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + request, port: port)
+        let request = "\(method) \(target) HTTP/1.1\r\nHost: x\r\n\(extra)Connection: close\r\n\r\n"
+        let head = method == "HEAD"
+        let alone = try await exchange(request, port: port, bodiless: [head])
+        let behind = try await exchange(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + request, port: port, bodiless: [false, head])
         try #require(alone.count == 1 && behind.count == 2, "\(target): \(alone) / \(behind)")
         return (alone[0], behind[1])
     }
 
-    private static func exchange(_ text: String, port: Int) async throws -> [WireResponse] {
+    private static func exchange(_ text: String, port: Int, bodiless: [Bool]) async throws -> [WireResponse] {
         let client = try await Feeder.connect(port: port)
         defer { client.close() }
         try await client.send(text)
-        return responses(try await client.readUntilClosed().text)
+        return responses(try await client.readUntilClosed().text, bodiless: bodiless)
     }
 
-    /// Holds each target's two answers equal, and to the status the table expects.
+    /// Holds each target's two answers equal, and to the status the table expects; then the same for HEAD, whose
+    /// answers are the GET's status and header fields with no body.
     static func check(_ table: [(target: String, headers: [String], status: Int)], port: Int) async throws {
         for row in table {
             let (eventLoop, router) = try await bothWays(row.target, headers: row.headers, port: port)
             #expect(eventLoop == router, "\(row.target) \(row.headers)")
             #expect(eventLoop.status == row.status, "\(row.target) \(row.headers): \(eventLoop)")
+            let (headOnLoop, headRouted) = try await bothWays(
+                row.target, method: "HEAD", headers: row.headers, port: port)
+            #expect(headOnLoop == headRouted, "HEAD \(row.target) \(row.headers)")
+            var bodiless = eventLoop
+            bodiless.body = ""
+            #expect(headOnLoop == bodiless, "HEAD \(row.target): the GET's status and fields, no body")
         }
     }
 
@@ -100,8 +110,8 @@ struct QueryPathEquivalenceTests {
                     ("/v1/presence?", [], 400),
                     ("/v1/presence?jid=a@x&jid=b@x&jid=c@x&jid=d@x", [], 400),
                     ("/v1/presence/a@x?policy=sometimes", [], 400),
-                    ("/v1/presence/alice@example.com?policy=probe", [], 400),
-                    ("/v1/presence?jid=alice@example.com&policy=cache-else-probe", [], 400),
+                    ("/v1/presence/alice@example.com?policy=probe", [], 422),
+                    ("/v1/presence?jid=alice@example.com&policy=cache-else-probe", [], 422),
                     ("/v1/presence/a@x?policy=cache-only&policy=probe", [], 400),
                     ("/v1/presence/a@x?policy=%zz", [], 400),
                 ], port: ports.http)

@@ -16,27 +16,54 @@ import PresenceWire
 /// between one and two times ``EventStreamConfiguration/retry``, so the clients of a replica that dies do not all
 /// come back in the same millisecond.
 enum EventRoutes {
+    /// The header fields of a stream's answer.
+    static let streamHeaders: HTTPFields = [
+        .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
+        HTTPField.Name("X-Accel-Buffering")!: "no",
+    ]
+
+    /// Why a stream's request is refused as written.
+    struct Refusal: Error {
+        let answer: ServiceAnswer
+    }
+
+    /// The JIDs a stream's request watches (nil: everyone), or why it is refused.
+    static func watched(by request: Request, hub: ChangeHub) -> Result<Set<BareJID>?, Refusal> {
+        let texts = request.uri.queryParameters.getAll("jid")
+        guard texts.count <= hub.configuration.maxJIDsPerStream else {
+            return .failure(
+                Refusal(
+                    answer: .badRequest(
+                        "bad-request",
+                        "a stream watches at most \(hub.configuration.maxJIDsPerStream) JIDs (--events-max-jids); "
+                            + "\(texts.count) given")))
+        }
+        guard !texts.isEmpty else { return .success(nil) }
+        var jids = Set<BareJID>()
+        for text in texts {
+            do { jids.insert(try JID(text).bare) } catch {
+                return .failure(
+                    Refusal(answer: .badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)")))
+            }
+        }
+        return .success(jids)
+    }
+
     static func add(
         to router: Router<ServiceRequestContext>, hub: ChangeHub, lookup: PresenceLookup, source: XMPPPresenceSource?
     ) {
-        router.get("/v1/presence/events") { request, context -> Response in
-            let texts = request.uri.queryParameters.getAll("jid")
-            guard texts.count <= hub.configuration.maxJIDsPerStream else {
-                return ServiceAnswer.badRequest(
-                    "bad-request",
-                    "a stream watches at most \(hub.configuration.maxJIDsPerStream) JIDs (--events-max-jids); "
-                        + "\(texts.count) given"
-                ).response
+        // HEAD: the stream's status and header fields, without opening a stream.
+        router.head("/v1/presence/events") { request, _ -> Response in
+            switch watched(by: request, hub: hub) {
+            case .failure(let refusal): refusal.answer.response
+            case .success: Response(status: .ok, headers: streamHeaders)
             }
-            var watched: Set<BareJID>?
-            if !texts.isEmpty {
-                var jids = Set<BareJID>()
-                for text in texts {
-                    do { jids.insert(try JID(text).bare) } catch {
-                        return ServiceAnswer.badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)").response
-                    }
-                }
-                watched = jids
+        }
+        router.get("/v1/presence/events") { request, context -> Response in
+            let watched: Set<BareJID>?
+            switch EventRoutes.watched(by: request, hub: hub) {
+            case .failure(let refusal): return refusal.answer.response
+            case .success(let jids): watched = jids
             }
             let lastEventID = request.headers[.lastEventID].flatMap { EventID(lastEventID: $0[...]) }
             let subscription = EventSubscription(watched: watched, channel: context.channel)
@@ -53,12 +80,8 @@ enum EventRoutes {
             // A connection that closes ends the stream at once (and releases its pins); a reader that only
             // half-closes is noticed at the next write, the heartbeat at the latest.
             context.channel.closeFuture.whenComplete { _ in subscription.finish() }
-            let headers: HTTPFields = [
-                .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
-                HTTPField.Name("X-Accel-Buffering")!: "no",
-            ]
             return Response(
-                status: .ok, headers: headers,
+                status: .ok, headers: streamHeaders,
                 body: ResponseBody { writer in
                     defer { hub.unsubscribe(subscription) }
                     var stream = EventWriter(lookup: lookup, source: source)

@@ -49,9 +49,12 @@ struct QueryEndpoint: Sendable {
                     "unknown policy '\(raw)'; use one of \(LookupPolicy.allCases.map(\.rawValue).joined(separator: ", "))"
                 ))
         }
+        // Well formed, but this deployment cannot follow it: 422, so a client can tell it from a malformed request.
         guard policy == .cacheOnly || lookup.prober != nil else {
             return .refused(
-                .badRequest("bad-request", "policy '\(policy)' needs an XMPP source to probe; this service has none"))
+                .error(
+                    .unprocessableContent, "feature-not-implemented",
+                    "policy '\(policy)' needs an XMPP source to probe; this service has none"))
         }
         return .lookup(jids: query.jids, policy: policy)
     }

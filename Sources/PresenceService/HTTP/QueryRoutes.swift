@@ -16,9 +16,11 @@ enum QueryRoutes {
         let lookup = endpoint.lookup
         let storage = lookup.storage
         let (readiness, secrets) = (admission.readiness, admission.secrets)
-        let router = Router(context: ServiceRequestContext.self)
+        // HEAD is answered by each GET route, without the body (RFC 9110 §9.3.2).
+        let router = Router(context: ServiceRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Before every route: a route added before it would answer without a token.
         router.add(middleware: AdmissionMiddleware(admission: admission))
+        router.add(middleware: MethodMiddleware())
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
         EventRoutes.add(to: router, hub: hub, lookup: lookup, source: source)
         PeoplePage.add(to: router)

@@ -101,7 +101,8 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let status = HTTPResponseStatus(statusCode: answer.status.code, reasonPhrase: answer.status.reasonPhrase)
         let head = HTTPResponseHead(version: request.version, status: status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
+        // HEAD: the GET's header fields, Content-Length included, and no body (RFC 9110 §9.3.2).
+        if request.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil) }
         if keepAlive {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         } else {
@@ -112,7 +113,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// The answer to `request`, or nil when the router should handle it (another route, or a lookup that probes).
     private func answer(_ request: HTTPRequestHead, allocator: ByteBufferAllocator) -> ServiceAnswer? {
-        guard request.method == .GET else { return nil }
+        guard request.method == .GET || request.method == .HEAD else { return nil }
         let decision = endpoint.decide(target: request.uri)
         if case .otherRoute = decision { return nil }
         let path = request.uri.utf8.firstIndex(of: UInt8(ascii: "?")).map { request.uri[..<$0] } ?? request.uri[...]

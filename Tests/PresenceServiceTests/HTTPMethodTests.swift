@@ -1,0 +1,79 @@
+import Foundation
+import PresenceService
+import PresenceWire
+import Testing
+
+/// RFC 9110's method rules: HEAD wherever GET is, OPTIONS with `Allow`, 405 with `Allow` for another method on a path
+/// the API serves, 404 only for a path it does not.
+@Suite("Every path takes GET, HEAD and OPTIONS, and says so when asked another method")
+struct HTTPMethodTests {
+    typealias Wire = QueryPathEquivalenceTests
+
+    /// One request with `Connection: close`, and its answer.
+    static func send(_ method: String, _ target: String, port: Int) async throws -> Wire.WireResponse {
+        let client = try await Feeder.connect(port: port)
+        defer { client.close() }
+        try await client.send("\(method) \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let answers = Wire.responses(try await client.readUntilClosed().text, bodiless: [method == "HEAD"])
+        try #require(answers.count == 1, "\(method) \(target): \(answers)")
+        return answers[0]
+    }
+
+    static let paths = [
+        "/", "/people.js", "/people.css", "/openapi.yaml", "/healthz", "/readyz", "/metrics", "/v1/stats",
+        "/v1/presence?jid=a@example.com", "/v1/presence/a@example.com", "/v1/presence/a@example.com/badge.svg",
+        "/v1/presence/events?jid=a@example.com",
+    ]
+
+    @Test func headAnswersTheGetsStatusAndFieldsWithoutABodyOnEveryPath() async throws {
+        try await withService { ports in
+            for path in Self.paths where !path.hasPrefix("/v1/presence/events") {
+                let get = try await Self.send("GET", path, port: ports.http)
+                let head = try await Self.send("HEAD", path, port: ports.http)
+                #expect(head.status == get.status && head.status == 200, "\(path): \(head)")
+                var fields = get.headers
+                // Metrics and statistics may change between the two requests; their lengths with them.
+                if path == "/metrics" || path == "/v1/stats" { fields["content-length"] = head.headers["content-length"] }
+                #expect(head.headers == fields, "HEAD \(path): the GET's fields")
+                #expect(head.body.isEmpty)
+            }
+        }
+    }
+
+    @Test func headOfTheChangeStreamOpensNoStream() async throws {
+        try await withService { ports in
+            let head = try await Self.send("HEAD", "/v1/presence/events?jid=a@example.com", port: ports.http)
+            #expect(head.status == 200 && head.headers["content-type"] == "text/event-stream; charset=utf-8")
+            let stats = try await get(ServiceStats.self, "/v1/stats", port: ports.http)
+            #expect(stats.eventStreams == 0, "nothing subscribed")
+            let malformed = try await Self.send("HEAD", "/v1/presence/events?jid=a%20b@x", port: ports.http)
+            #expect(malformed.status == 400, "the GET's refusal, without its body")
+        }
+    }
+
+    @Test func optionsSaysWhichMethodsAndAnyOtherIsRefusedWithAllow() async throws {
+        try await withService { ports in
+            for path in Self.paths {
+                let options = try await Self.send("OPTIONS", path, port: ports.http)
+                #expect(options.status == 204 && options.headers["allow"] == "GET, HEAD, OPTIONS", "\(path)")
+                for method in ["POST", "PUT", "DELETE", "PATCH", "TRACE"] {
+                    let refused = try await Self.send(method, path, port: ports.http)
+                    #expect(refused.status == 405, "\(method) \(path): \(refused)")
+                    #expect(refused.headers["allow"] == "GET, HEAD, OPTIONS")
+                    #expect(refused.body.contains("\"condition\":\"not-allowed\""))
+                }
+            }
+        }
+    }
+
+    @Test func anUnknownPathIsNotFoundWhateverTheMethod() async throws {
+        try await withService { ports in
+            for method in ["GET", "HEAD", "DELETE", "OPTIONS"] {
+                for path in ["/v2/presence", "/v1/presence/a@x/other", "/v1/statistics", "/v1/presence/"] {
+                    let answer = try await Self.send(method, path, port: ports.http)
+                    #expect(answer.status == 404, "\(method) \(path)")
+                }
+            }
+        }
+    }
+}
