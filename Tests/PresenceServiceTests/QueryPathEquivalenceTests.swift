@@ -110,8 +110,8 @@ struct QueryPathEquivalenceTests {
                     ("/v1/presence?", [], 400),
                     ("/v1/presence?jid=a@x&jid=b@x&jid=c@x&jid=d@x", [], 400),
                     ("/v1/presence/a@x?policy=sometimes", [], 400),
-                    ("/v1/presence/alice@example.com?policy=probe", [], 422),
-                    ("/v1/presence?jid=alice@example.com&policy=cache-else-probe", [], 422),
+                    ("/v1/presence/alice@example.com?policy=probe", [], 409),
+                    ("/v1/presence?jid=alice@example.com&policy=cache-else-probe", [], 409),
                     ("/v1/presence/a@x?policy=cache-only&policy=probe", [], 400),
                     ("/v1/presence/a@x?policy=%zz", [], 400),
                 ], port: ports.http)

@@ -266,7 +266,7 @@ struct ServiceTests {
             #expect(cacheOnly.status == 200)
             for policy in ["probe", "cache-else-probe"] {
                 let refused = try await httpGet("/v1/presence?jid=a@example.com&policy=\(policy)", port: ports.http)
-                #expect(refused.status == 422, "well formed, but nothing to probe here")
+                #expect(refused.status == 409, "well formed, but nothing to probe here")
                 #expect(String(decoding: refused.body, as: UTF8.self).contains("needs an XMPP source"))
             }
             #expect(try await get(ServiceStats.self, "/v1/stats", port: ports.http).probes == nil)

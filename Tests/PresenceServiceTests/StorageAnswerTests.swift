@@ -106,12 +106,12 @@ struct StorageAnswerTests {
             let policy = try await httpGet("/v1/presence/a@example.com?policy=sometimes", port: ports.http)
             #expect(policy.status == 400 && String(decoding: policy.body, as: UTF8.self).contains("unknown policy"))
             let probe = try await httpGet("/v1/presence/a@example.com?policy=probe", port: ports.http)
-            #expect(probe.status == 422, "a probing policy without an XMPP source")
+            #expect(probe.status == 409, "a probing policy without an XMPP source")
             // The same refusal when the storage holds the user and could have answered on its own.
             try await feedAliceAndBob(ports)
             for path in ["/v1/presence/alice@example.com", "/v1/presence?jid=alice@example.com&jid=bob@example.com"] {
                 let held = try await httpGet(path + (path.contains("?") ? "&" : "?") + "policy=cache-else-probe", port: ports.http)
-                #expect(held.status == 422, "\(path): a probing policy without an XMPP source")
+                #expect(held.status == 409, "\(path): a probing policy without an XMPP source")
                 #expect(String(decoding: held.body, as: UTF8.self).contains("needs an XMPP source"))
             }
             #expect(try await httpGet("/v1/presence/a@example.com/badge.svg", port: ports.http).status == 200)

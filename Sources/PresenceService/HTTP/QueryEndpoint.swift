@@ -49,11 +49,12 @@ struct QueryEndpoint: Sendable {
                     "unknown policy '\(raw)'; use one of \(LookupPolicy.allCases.map(\.rawValue).joined(separator: ", "))"
                 ))
         }
-        // Well formed, but this deployment cannot follow it: 422, so a client can tell it from a malformed request.
+        // Well formed, but this deployment cannot follow it: 409 (the service's state, not the request, is at odds),
+        // so a client can tell it from a malformed request.
         guard policy == .cacheOnly || lookup.prober != nil else {
             return .refused(
                 .error(
-                    .unprocessableContent, "feature-not-implemented",
+                    .conflict, "feature-not-implemented",
                     "policy '\(policy)' needs an XMPP source to probe; this service has none"))
         }
         return .lookup(jids: query.jids, policy: policy)

@@ -67,7 +67,7 @@ enum QueryRoutes {
         router.get("/openapi.yaml") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
+                body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.bytes(for: secrets.access))))
         }
         router.get("/healthz") { _, _ -> Response in
             Response(
