@@ -86,11 +86,11 @@ struct OpenAPIConformanceTests {
         }
         let served = try exchanges.get("/openapi.yaml", port: port)
         let repository = try String(contentsOf: Self.document, encoding: .utf8)
-        let open = repository.replacingOccurrences(
+        let openDocument = repository.replacingOccurrences(
             of: "\nsecurity:\n  - bearerToken: []\n  - tokenCookie: []\n", with: "\nsecurity: []\n")
-        #expect(open != repository)
+        #expect(openDocument != repository)
         #expect(
-            String(decoding: served.body, as: UTF8.self) == open,
+            String(decoding: served.body, as: UTF8.self) == openDocument,
             "a service without tokens serves the repository's document saying that nothing needs one")
         try exchanges.stream("/v1/presence/events?jid=\(alice)&jid=nobody@example.com", port: port, events: 2)
         try exchanges.refusedStream("/v1/presence/events?jid=a@x&jid=b@x&jid=c@x&jid=d@x", port: port)
