@@ -8,7 +8,8 @@ import Testing
 /// valid data accepted and invalid data refused, methods, authentication, the change stream's events). Its seed is
 /// new each run; a failure prints schemathesis' report, with each case's `curl` and `st replay` reproduction.
 ///
-/// A short run per configuration here (`PRESENCE_API_FUZZ_EXAMPLES`, 40 by default); the long campaign is in
+/// A short run per configuration here (`PRESENCE_API_FUZZ_EXAMPLES`, 40 by default); the long campaign, the same
+/// tests with more examples and `PRESENCE_API_FUZZ_REPORTS` naming a directory that keeps each report, is in
 /// Documentation/Reliability.md.
 @Suite("The HTTP API keeps its document's promises under a property-based tester", .serialized)
 struct APIContractFuzzTests {
@@ -41,6 +42,11 @@ struct APIContractFuzzTests {
     }
 
     static func expectNoFailure(_ run: (status: Int32, report: String), _ configuration: String) {
+        if let directory = ProcessInfo.processInfo.environment["PRESENCE_API_FUZZ_REPORTS"] {
+            let name = configuration.replacingOccurrences(of: " ", with: "-") + ".txt"
+            try? run.report.write(
+                to: URL(fileURLWithPath: directory).appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
         #expect(run.status != 127, "schemathesis is not installed: script/bootstrap installs it")
         #expect(run.status == 0, "schemathesis found failures on \(configuration):\n\(run.report.suffix(12_000))")
         #expect(run.report.contains(" passed"), "\(configuration): schemathesis ran no case:\n\(run.report.suffix(4000))")

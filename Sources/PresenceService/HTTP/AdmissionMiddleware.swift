@@ -12,10 +12,7 @@ struct AdmissionMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let decision = admission.decide(
-            path: Substring(request.uri.path), authorization: request.headers[values: .authorization].map { $0[...] },
-            cookies: request.headers[values: .cookie].map { $0[...] },
-            acceptsStale: request.headers[.presenceAcceptStale] != nil)
+        let decision = admission.decide(path: Substring(request.uri.path), fields: request.headers)
         switch decision {
         case .admitted(let token):
             if let token { context.logger.trace("request authorized", metadata: ["token": "\(token)"]) }

@@ -17,10 +17,9 @@ struct MethodMiddleware: RouterMiddleware {
         guard request.method != .options else {
             return Response(status: .noContent, headers: [.allow: ServiceRoutes.allow])
         }
-        var answer = ServiceAnswer.error(
+        return ServiceAnswer.error(
             .methodNotAllowed, "not-allowed",
-            "\(request.method.rawValue) is not allowed on \(request.uri.path): use \(ServiceRoutes.allow)")
-        answer.headers[.allow] = ServiceRoutes.allow
-        return answer.response
+            "\(request.method.rawValue) is not allowed on \(request.uri.path): use \(ServiceRoutes.allow)"
+        ).adding(.allow, ServiceRoutes.allow).response
     }
 }

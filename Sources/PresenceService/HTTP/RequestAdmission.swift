@@ -1,4 +1,5 @@
 import HTTPTypes
+import NIOHTTP1
 import PresenceWire
 
 /// Whether a request may have what it asks for, decided once per request by whichever path answers it (the
@@ -22,33 +23,56 @@ struct RequestAdmission: Sendable {
         case refused(ServiceAnswer)
     }
 
-    /// Decides on a request from its path (without the query) and the values of its `Authorization` and `Cookie`
-    /// header fields, and whether it carries ``ReadinessConfiguration/acceptStaleHeader``.
-    func decide(path: Substring, authorization: [Substring], cookies: [Substring], acceptsStale: Bool) -> Decision {
-        let token: String?
-        switch secrets.access.decide(path: path, authorization: authorization, cookies: cookies) {
-        case .denied: return .refused(RequestAdmission.notAuthorized)
-        case .granted(let name): token = name
-        case .open: token = nil
+    /// Decides on a request from its path (without the query) and its header fields, which are read only when a
+    /// rule needs them.
+    func decide(path: Substring, fields: some AdmissionFields) -> Decision {
+        let access = secrets.access
+        var token: String?
+        if access.requiresToken {
+            switch access.decide(path: path, authorization: fields.authorization, cookies: fields.cookies) {
+            case .denied: return .refused(RequestAdmission.notAuthorized)
+            case .granted(let name): token = name
+            case .open: break
+            }
         }
-        if readiness.isRefusing, path.hasPrefix(PresenceQueryTarget.prefix.description), !acceptsStale {
+        if readiness.isRefusing, path.hasPrefix(PresenceQueryTarget.prefix.description), !fields.acceptsStale {
             let now = readiness.current
             // Ready again since the monitor's last tick: answer.
             if !now.isReady {
-                var answer = ServiceAnswer.error(
-                    .serviceUnavailable, "not-ready", "this replica is not ready: \(now.explanation)")
-                answer.headers[.retryAfter] = "1"
-                return .refused(answer)
+                return .refused(
+                    ServiceAnswer.error(
+                        .serviceUnavailable, "not-ready", "this replica is not ready: \(now.explanation)"
+                    ).adding(.retryAfter, "1"))
             }
         }
         return .admitted(token: token)
     }
 
-    private static let notAuthorized: ServiceAnswer = {
-        var answer = ServiceAnswer.error(.unauthorized, "not-authorized", "a valid bearer token is required")
-        answer.headers[.wwwAuthenticate] = "Bearer realm=\"presence\""
-        return answer
-    }()
+    private static let notAuthorized = ServiceAnswer.error(
+        .unauthorized, "not-authorized", "a valid bearer token is required"
+    ).adding(.wwwAuthenticate, "Bearer realm=\"presence\"")
+}
+
+/// The header fields ``RequestAdmission`` reads, from either path's request type.
+protocol AdmissionFields {
+    /// The values of `Authorization`.
+    var authorization: [Substring] { get }
+    /// The values of `Cookie`.
+    var cookies: [Substring] { get }
+    /// Whether ``ReadinessConfiguration/acceptStaleHeader`` is there.
+    var acceptsStale: Bool { get }
+}
+
+extension HTTPFields: AdmissionFields {
+    var authorization: [Substring] { self[values: .authorization].map { $0[...] } }
+    var cookies: [Substring] { self[values: .cookie].map { $0[...] } }
+    var acceptsStale: Bool { self[.presenceAcceptStale] != nil }
+}
+
+extension HTTPHeaders: AdmissionFields {
+    var authorization: [Substring] { self["authorization"].map { $0[...] } }
+    var cookies: [Substring] { self["cookie"].map { $0[...] } }
+    var acceptsStale: Bool { contains(name: ReadinessConfiguration.acceptStaleHeader) }
 }
 
 extension HTTPField.Name {

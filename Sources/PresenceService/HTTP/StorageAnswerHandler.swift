@@ -87,8 +87,8 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead, with answer: ServiceAnswer) {
         let keepAlive = request.isKeepAlive
         var headers = HTTPHeaders()
-        headers.reserveCapacity(answer.headers.count + 4)
-        for field in answer.headers { headers.add(name: field.name.rawName, value: field.value) }
+        headers.reserveCapacity(answer.fields.count + 4)
+        for field in answer.fields { headers.add(name: field.name.rawName, value: field.value) }
         headers.add(name: "Content-Length", value: String(answer.body.readableBytes))
         headers.add(name: "Date", value: date.now())
         headers.add(name: "Server", value: serverName)
@@ -98,7 +98,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         } else if !keepAlive {
             headers.add(name: "Connection", value: "close")
         }
-        let status = HTTPResponseStatus(statusCode: answer.status.code, reasonPhrase: answer.status.reasonPhrase)
+        let status = HTTPResponseStatus(statusCode: answer.status.code)
         let head = HTTPResponseHead(version: request.version, status: status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         // HEAD: the GET's header fields, Content-Length included, and no body (RFC 9110 §9.3.2).
@@ -117,11 +117,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let decision = endpoint.decide(target: request.uri)
         if case .otherRoute = decision { return nil }
         let path = request.uri.utf8.firstIndex(of: UInt8(ascii: "?")).map { request.uri[..<$0] } ?? request.uri[...]
-        let admitted = admission.decide(
-            path: path, authorization: request.headers["authorization"].map { $0[...] },
-            cookies: request.headers["cookie"].map { $0[...] },
-            acceptsStale: request.headers.contains(name: ReadinessConfiguration.acceptStaleHeader))
-        if case .refused(let answer) = admitted { return answer }
+        if case .refused(let answer) = admission.decide(path: path, fields: request.headers) { return answer }
         switch decision {
         case .otherRoute: return nil
         case .refused(let answer): return answer
@@ -133,7 +129,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             }
             guard endpoint.writeStorageAnswers(jids, policy: policy, to: &json) else { return nil }
             return ServiceAnswer(
-                status: .ok, headers: ServiceAnswer.jsonHeaders,
+                status: .ok, fields: ServiceAnswer.jsonFields,
                 body: json.withUnsafeBytes { allocator.buffer(bytes: $0) })
         }
     }
