@@ -144,6 +144,12 @@ struct QueryPathEquivalenceTests {
                 host: "127.0.0.1", port: port),
             storage: DictionaryMemoryStorage(), resync: nil, logger: Logger(label: "test.nowhere", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await withService(xmppSource: source, configure: { $0.readiness.whenNotReady = .refuse }) { ports in
+            // The reason settles once the first attempt to connect has failed: from then on both answers say it.
+            #expect(
+                try await eventually {
+                    String(decoding: try await httpGet("/readyz", port: ports.http).body, as: UTF8.self)
+                        .contains("cannot connect")
+                })
             try await Self.check(
                 [
                     ("/v1/presence/alice@example.com", [], 503),
