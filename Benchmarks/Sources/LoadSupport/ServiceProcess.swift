@@ -14,8 +14,11 @@ public final class ServiceProcess: Sendable {
         public let description: String
     }
 
-    /// The release binary: `swift build -c release --product presence` at the repository's root.
-    public static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    /// The release binary: `swift build -c release --product presence` at the repository's root, or the one
+    /// `PRESENCE_BINARY` names (an older build, measured in the same way for a before-and-after).
+    public static let binary =
+        ProcessInfo.processInfo.environment["PRESENCE_BINARY"].map { URL(fileURLWithPath: $0) }
+        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/release/presence")
 
     /// Starts `presence serve --feed 127.0.0.1:0 --http 127.0.0.1:0 --log-level info` with `arguments` added, and

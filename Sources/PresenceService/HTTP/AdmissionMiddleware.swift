@@ -12,7 +12,7 @@ struct AdmissionMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let decision = admission.decide(path: Substring(request.uri.path), fields: request.headers)
+        let decision = admission.decide(request)
         switch decision {
         case .admitted(let token):
             if let token { context.logger.trace("request authorized", metadata: ["token": "\(token)"]) }

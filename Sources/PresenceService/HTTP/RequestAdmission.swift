@@ -1,4 +1,5 @@
 import HTTPTypes
+import Hummingbird
 import NIOHTTP1
 import PresenceWire
 
@@ -23,19 +24,18 @@ struct RequestAdmission: Sendable {
         case refused(ServiceAnswer)
     }
 
-    /// Decides on a request from its path (without the query) and its header fields, which are read only when a
-    /// rule needs them.
-    func decide(path: Substring, fields: some AdmissionFields) -> Decision {
+    /// Decides on a request from its path and header fields, which are read only when a rule needs them.
+    func decide(_ request: some AdmissionRequest) -> Decision {
         let access = secrets.access
         var token: String?
         if access.requiresToken {
-            switch access.decide(path: path, authorization: fields.authorization, cookies: fields.cookies) {
+            switch access.decide(path: request.path, authorization: request.authorization, cookies: request.cookies) {
             case .denied: return .refused(RequestAdmission.notAuthorized)
             case .granted(let name): token = name
             case .open: break
             }
         }
-        if readiness.isRefusing, path.hasPrefix(PresenceQueryTarget.prefix.description), !fields.acceptsStale {
+        if readiness.isRefusing, request.path.hasPrefix(PresenceQueryTarget.prefix.description), !request.acceptsStale {
             let now = readiness.current
             // Ready again since the monitor's last tick: answer.
             if !now.isReady {
@@ -53,8 +53,10 @@ struct RequestAdmission: Sendable {
     ).adding(.wwwAuthenticate, "Bearer realm=\"presence\"")
 }
 
-/// The header fields ``RequestAdmission`` reads, from either path's request type.
-protocol AdmissionFields {
+/// What ``RequestAdmission`` reads of a request, from either path's request type.
+protocol AdmissionRequest {
+    /// The path, without the query.
+    var path: Substring { get }
     /// The values of `Authorization`.
     var authorization: [Substring] { get }
     /// The values of `Cookie`.
@@ -63,16 +65,18 @@ protocol AdmissionFields {
     var acceptsStale: Bool { get }
 }
 
-extension HTTPFields: AdmissionFields {
-    var authorization: [Substring] { self[values: .authorization].map { $0[...] } }
-    var cookies: [Substring] { self[values: .cookie].map { $0[...] } }
-    var acceptsStale: Bool { self[.presenceAcceptStale] != nil }
+extension Request: AdmissionRequest {
+    var path: Substring { Substring(uri.path) }
+    var authorization: [Substring] { headers[values: .authorization].map { $0[...] } }
+    var cookies: [Substring] { headers[values: .cookie].map { $0[...] } }
+    var acceptsStale: Bool { headers[.presenceAcceptStale] != nil }
 }
 
-extension HTTPHeaders: AdmissionFields {
-    var authorization: [Substring] { self["authorization"].map { $0[...] } }
-    var cookies: [Substring] { self["cookie"].map { $0[...] } }
-    var acceptsStale: Bool { contains(name: ReadinessConfiguration.acceptStaleHeader) }
+extension HTTPRequestHead: AdmissionRequest {
+    var path: Substring { uri.utf8.firstIndex(of: UInt8(ascii: "?")).map { uri[..<$0] } ?? uri[...] }
+    var authorization: [Substring] { headers["authorization"].map { $0[...] } }
+    var cookies: [Substring] { headers["cookie"].map { $0[...] } }
+    var acceptsStale: Bool { headers.contains(name: ReadinessConfiguration.acceptStaleHeader) }
 }
 
 extension HTTPField.Name {

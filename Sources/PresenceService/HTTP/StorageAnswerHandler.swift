@@ -116,8 +116,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         guard request.method == .GET || request.method == .HEAD else { return nil }
         let decision = endpoint.decide(target: request.uri)
         if case .otherRoute = decision { return nil }
-        let path = request.uri.utf8.firstIndex(of: UInt8(ascii: "?")).map { request.uri[..<$0] } ?? request.uri[...]
-        if case .refused(let answer) = admission.decide(path: path, fields: request.headers) { return answer }
+        if case .refused(let answer) = admission.decide(request) { return answer }
         switch decision {
         case .otherRoute: return nil
         case .refused(let answer): return answer
@@ -135,7 +134,8 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 }
 
-/// The `Date` header's value, formatted once per second (RFC 9110 §5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`).
+/// The `Date` header's value, formatted once per second (RFC 9110 §5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`): the
+/// router's answers get theirs from Hummingbird's own cache, which is internal to it.
 struct HTTPDate {
     private var second: time_t = -1
     private var text = ""
