@@ -8,12 +8,13 @@ import Testing
 /// valid data accepted and invalid data refused, methods, authentication, the change stream's events). Its seed is
 /// new each run; a failure prints schemathesis' report, with each case's `curl` and `st replay` reproduction.
 ///
-/// A short run per configuration here (`PRESENCE_API_FUZZ_EXAMPLES`, 40 by default); the long campaign, the same
-/// tests with more examples and `PRESENCE_API_FUZZ_REPORTS` naming a directory that keeps each report, is in
+/// A short run per configuration here (`CONTRACT_FUZZ_EXAMPLES`, 40 by default; not a `PRESENCE_*` name, which the
+/// service would take for its own configuration); the long campaign, the same
+/// tests with more examples and `CONTRACT_FUZZ_REPORTS` naming a directory that keeps each report, is in
 /// Documentation/Reliability.md.
 @Suite("The HTTP API keeps its document's promises under a property-based tester", .serialized)
 struct APIContractFuzzTests {
-    static let examples = ProcessInfo.processInfo.environment["PRESENCE_API_FUZZ_EXAMPLES"] ?? "40"
+    static let examples = ProcessInfo.processInfo.environment["CONTRACT_FUZZ_EXAMPLES"] ?? "40"
 
     /// Runs schemathesis against the service on `port`, with `headers` on every request; its exit status and report.
     static func fuzz(port: Int, headers: [String] = [], in directory: URL) throws -> (status: Int32, report: String) {
@@ -36,13 +37,14 @@ struct APIContractFuzzTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let finished = CLI.waitForExit(process, timeout: .seconds(300))
+        // About 30 cases a second here, a dozen operations: a generous bound that grows with the examples asked.
+        let finished = CLI.waitForExit(process, timeout: .seconds(max(300, 2 * (Int(examples) ?? 40))))
         let text = (try? String(contentsOf: report, encoding: .utf8)) ?? ""
         return (finished ? process.terminationStatus : -1, text)
     }
 
     static func expectNoFailure(_ run: (status: Int32, report: String), _ configuration: String) {
-        if let directory = ProcessInfo.processInfo.environment["PRESENCE_API_FUZZ_REPORTS"] {
+        if let directory = ProcessInfo.processInfo.environment["CONTRACT_FUZZ_REPORTS"] {
             let name = configuration.replacingOccurrences(of: " ", with: "-") + ".txt"
             try? run.report.write(
                 to: URL(fileURLWithPath: directory).appendingPathComponent(name), atomically: true, encoding: .utf8)

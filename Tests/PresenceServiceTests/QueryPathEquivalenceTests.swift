@@ -87,12 +87,7 @@ struct QueryPathEquivalenceTests {
 
     @Test func everyKindOfQueryAndEveryRefusalIsAnsweredAlikeOnBothPaths() async throws {
         try await withService(configure: { $0.http.maxBatchJIDs = 3 }) { ports in
-            let feeder = try await Feeder.connect(port: ports.feed)
-            defer { feeder.close() }
-            try await feeder.send(
-                "<presence from='alice@example.com/desk'><show>dnd</show><status>Quote \" and \\ back</status></presence>"
-                    + "<presence from='bob@example.com/desk' type='unavailable'/>")
-            #expect(try await eventually { try await state(of: "bob@example.com", port: ports.http)?.state == .offline })
+            try await feedAliceAndBob(ports)
             try await Self.check(
                 [
                     ("/v1/presence/alice@example.com", [], 200),

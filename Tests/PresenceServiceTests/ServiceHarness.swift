@@ -7,6 +7,7 @@ import PresenceStore
 import PresenceTestSupport
 import PresenceWire
 import ServiceLifecycle
+import Testing
 
 /// Runs a service on ephemeral loopback ports for the duration of `body`, then shuts it down gracefully.
 func withService(
@@ -125,4 +126,14 @@ func get<T: Decodable & Sendable>(_ type: T.Type, _ path: String, port: Int) asy
 /// Polls `condition` until it holds or `timeout` passes.
 func state(of jid: String, port: Int) async throws -> PresenceQueryResult? {
     try await get(QueryDocument.self, "/v1/presence/\(jid)", port: port).results.first
+}
+
+/// Feeds alice (available, dnd, a status with a quote and a backslash) and bob (offline), and waits until bob is seen.
+func feedAliceAndBob(_ ports: PresenceServer.BoundPorts) async throws {
+    let feeder = try await Feeder.connect(port: ports.feed)
+    defer { feeder.close() }
+    try await feeder.send(
+        "<presence from='alice@example.com/desk'><show>dnd</show><status>Quote \" and \\ back</status></presence>"
+            + "<presence from='bob@example.com/desk' type='unavailable'/>")
+    #expect(try await eventually { try await state(of: "bob@example.com", port: ports.http)?.state == .offline })
 }

@@ -11,15 +11,6 @@ import Testing
 /// what the router answers and to HTTP/1.1's rules.
 @Suite("Queries the storage answers skip the router and still obey HTTP", .serialized)
 struct StorageAnswerTests {
-    private func feedAliceAndBob(_ ports: PresenceServer.BoundPorts) async throws {
-        let feeder = try await Feeder.connect(port: ports.feed)
-        defer { feeder.close() }
-        try await feeder.send(
-            "<presence from='alice@example.com/desk'><show>dnd</show><status>Quote \" and \\ back</status></presence>"
-                + "<presence from='bob@example.com/desk' type='unavailable'/>")
-        #expect(try await eventually { try await state(of: "bob@example.com", port: ports.http)?.state == .offline })
-    }
-
     /// The bodies of the HTTP/1.1 responses in `text`, in order.
     private func bodies(_ text: String) -> [String] {
         var bodies: [String] = []
@@ -118,15 +109,20 @@ struct StorageAnswerTests {
         }
     }
 
+    /// The JIDs a target asks for; nil when it is malformed or another route's.
+    private func jids(_ target: String) -> [String]? {
+        guard case .query(let query) = PresenceQueryTarget.parse(target) else { return nil }
+        return query.jids.map(\.rawValue)
+    }
+
+    /// The error a malformed target gets; nil for a query or another route.
+    private func malformed(_ target: String) -> ErrorReport? {
+        guard case .malformed(let report) = PresenceQueryTarget.parse(target) else { return nil }
+        return report
+    }
+
     @Test func requestTargetsAreDecodedOnceForBothPaths() throws {
-        func jids(_ target: String) -> [String]? {
-            guard case .query(let query) = PresenceQueryTarget.parse(target) else { return nil }
-            return query.jids.map(\.rawValue)
-        }
-        func condition(_ target: String) -> String? {
-            guard case .malformed(let report) = PresenceQueryTarget.parse(target) else { return nil }
-            return report.condition
-        }
+        func condition(_ target: String) -> String? { malformed(target)?.condition }
         #expect(jids("/v1/presence/alice%40example.com") == ["alice@example.com"])
         #expect(jids("/v1/presence/a+b@example.com") == ["a+b@example.com"], "+ is not a space")
         #expect(
@@ -145,14 +141,7 @@ struct StorageAnswerTests {
     }
 
     @Test func requestTargetJIDsAreNormalisedAndMalformedOnesNamed() {
-        func jids(_ target: String) -> [String]? {
-            guard case .query(let query) = PresenceQueryTarget.parse(target) else { return nil }
-            return query.jids.map(\.rawValue)
-        }
-        func message(_ target: String) -> String? {
-            guard case .malformed(let report) = PresenceQueryTarget.parse(target) else { return nil }
-            return report.message
-        }
+        func message(_ target: String) -> String? { malformed(target)?.message }
         #expect(jids("/v1/presence/Alice@Example.COM") == ["alice@example.com"], "case-folded like the storage's keys")
         #expect(jids("/v1/presence?jid=B%C3%B6b@Example.com/Phone") == ["böb@example.com"], "a full JID's bare JID")
         #expect(message("/v1/presence/%40example.com")?.hasPrefix("'@example.com' is not a valid JID") == true)
