@@ -18,6 +18,11 @@ enum QueryRoutes {
         let (readiness, secrets) = (admission.readiness, admission.secrets)
         // HEAD is answered by each GET route, without the body (RFC 9110 §9.3.2).
         let router = Router(context: ServiceRequestContext.self, options: .autoGenerateHeadEndpoints)
+        // Whether tokens are needed and which limits apply are fixed for the process's life (a reload replaces the
+        // tokens, never their being required).
+        let document = OpenAPIDocument(
+            access: secrets.access, maxBatchJIDs: endpoint.maxBatchJIDs,
+            maxJIDsPerStream: hub.configuration.maxJIDsPerStream)
         // Before every route: a route added before it would answer without a token.
         router.add(middleware: AdmissionMiddleware(admission: admission))
         router.add(middleware: MethodMiddleware())
@@ -67,7 +72,7 @@ enum QueryRoutes {
         router.get("/openapi.yaml") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.bytes(for: secrets.access))))
+                body: .init(byteBuffer: ByteBuffer(bytes: document.bytes)))
         }
         router.get("/healthz") { _, _ -> Response in
             Response(

@@ -1,0 +1,29 @@
+import Testing
+
+@testable import PresenceService
+
+/// The document a service serves says what that service does: its tokens and its limits.
+@Suite("The served OpenAPI document is this deployment's")
+struct OpenAPIDocumentTests {
+    static let token = "tok-0123456789abcdef+/="
+
+    @Test func everyRewriteFindsWhatItRewrites() {
+        #expect(OpenAPIDocument.rewritesApply)
+    }
+
+    @Test func theDocumentCarriesTheServicesLimitsAndTokens() throws {
+        func text(_ access: APIAccess, batch: Int = 1000, stream: Int = 10000) -> String {
+            String(
+                decoding: OpenAPIDocument(access: access, maxBatchJIDs: batch, maxJIDsPerStream: stream).bytes,
+                as: UTF8.self)
+        }
+        let tokens = try APIAccess(tokenFile: "\(Self.token) dashboards\n")
+        #expect(text(tokens) == OpenAPIDocument.repository, "tokens and default limits: the repository's document")
+        let open = text(.open, batch: 50, stream: 7)
+        #expect(open.contains("\nsecurity: []\n") && !open.contains("  - bearerToken: []\n  - tokenCookie: []"))
+        #expect(open.contains("maxItems: 50 # --http-max-batch") && open.contains("maxItems: 7 # --events-max-jids"))
+        let metricsOpen = text(try APIAccess(tokenFile: "\(Self.token) dashboards\n", metricsOpen: true))
+        #expect(metricsOpen.contains("  /metrics:\n    get:\n      security: []\n"))
+        #expect(metricsOpen.contains("  - bearerToken: []"), "everything else still needs a token")
+    }
+}
