@@ -71,7 +71,7 @@ public struct PresenceServer: Sendable {
             lookup: lookup, live: { source?.isLive }, maxBatchJIDs: configuration.http.maxBatchJIDs)
         let admission = RequestAdmission(secrets: secrets, readiness: readiness)
         let application = Application(
-            router: QueryRoutes.router(
+            responder: QueryRoutes.router(
                 endpoint: endpoint, admission: admission, statistics: statistics, metrics: metrics,
                 source: xmppSource, hub: changes),
             // HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.

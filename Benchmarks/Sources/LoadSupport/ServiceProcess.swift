@@ -15,9 +15,10 @@ public final class ServiceProcess: Sendable {
     }
 
     /// The release binary: `swift build -c release --product presence` at the repository's root, or the one
-    /// `PRESENCE_BINARY` names (an older build, measured in the same way for a before-and-after).
+    /// `SERVICE_BINARY` names (an older build, measured in the same way for a before-and-after; not a `PRESENCE_*`
+    /// name, which the service would take for its own configuration).
     public static let binary =
-        ProcessInfo.processInfo.environment["PRESENCE_BINARY"].map { URL(fileURLWithPath: $0) }
+        ProcessInfo.processInfo.environment["SERVICE_BINARY"].map { URL(fileURLWithPath: $0) }
         ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/release/presence")
 

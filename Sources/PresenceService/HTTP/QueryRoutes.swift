@@ -6,13 +6,14 @@ import PresenceSource
 import PresenceStore
 import PresenceWire
 
-/// The query API: presence by JID, service statistics, Prometheus metrics and a health check. Every JSON body is
-/// a document of the wire format (`PresenceWire`), written by its one encoder.
+/// The query API's routes: presence by JID, the change stream, badges, the people page, statistics, metrics, the
+/// health checks and the document, behind the ``FrontDoorResponder``. Every JSON body is a document of the wire
+/// format (`PresenceWire`), written by its one encoder.
 enum QueryRoutes {
     static func router(
         endpoint: QueryEndpoint, admission: RequestAdmission, statistics: ServiceStatistics, metrics: ServiceMetrics,
         source: XMPPPresenceSource?, hub: ChangeHub
-    ) -> Router<ServiceRequestContext> {
+    ) -> FrontDoorResponder<RouterResponder<ServiceRequestContext>> {
         let lookup = endpoint.lookup
         let storage = lookup.storage
         let (readiness, secrets) = (admission.readiness, admission.secrets)
@@ -23,9 +24,6 @@ enum QueryRoutes {
         let document = OpenAPIDocument(
             access: secrets.access, maxBatchJIDs: endpoint.maxBatchJIDs,
             maxJIDsPerStream: hub.configuration.maxJIDsPerStream)
-        // Before every route: a route added before it would answer without a token.
-        router.add(middleware: AdmissionMiddleware(admission: admission))
-        router.add(middleware: MethodMiddleware())
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
         EventRoutes.add(to: router, hub: hub, lookup: lookup, source: source)
         PeoplePage.add(to: router)
@@ -90,7 +88,8 @@ enum QueryRoutes {
                 ReadinessReport(ready: now.isReady, reason: reason, instance: hub.instance),
                 status: now.isReady ? .ok : .serviceUnavailable)
         }
-        return router
+        // Tokens, readiness and the method rules, before any route.
+        return FrontDoorResponder(routes: router.buildResponder(), admission: admission)
     }
 
     static func json(_ document: some JSONDocument, status: HTTPResponse.Status = .ok) -> Response {

@@ -4,7 +4,7 @@ import NIOHTTP1
 import PresenceWire
 
 /// Whether a request may have what it asks for, decided once per request by whichever path answers it (the
-/// event-loop path, ``StorageAnswerHandler``, or the router's ``AdmissionMiddleware``):
+/// event-loop path, ``StorageAnswerHandler``, or the router's ``FrontDoorResponder``):
 ///
 /// 1. The API's tokens (``APIAccess``): a request for data without a valid token is answered 401 `not-authorized`
 ///    with `WWW-Authenticate: Bearer realm="presence"` (RFC 6750 §3), the same document whether the token was
