@@ -77,3 +77,20 @@ struct HTTPMethodTests {
         }
     }
 }
+
+/// A request head over the decoder's limits gets an error document like any other error.
+@Suite("A request head too large to read is refused with a readable answer")
+struct UnreadableRequestTests {
+    @Test func aTargetOverTheLimitGetsA400ErrorDocument() async throws {
+        try await withService { ports in
+            let jids = Array(repeating: "jid=someone.with.a.long.name@engineering.example.com", count: 2_000)
+            let answer = try await HTTPMethodTests.send(
+                "GET", "/v1/presence?" + jids.joined(separator: "&"), port: ports.http)
+            #expect(answer.status == 400)
+            #expect(answer.headers["content-type"] == "application/json; charset=utf-8")
+            #expect(answer.body.contains("\"condition\":\"bad-request\"") && answer.body.contains("over the limit"))
+            // The service goes on answering others.
+            #expect(try await HTTPMethodTests.send("GET", "/healthz", port: ports.http).status == 200)
+        }
+    }
+}

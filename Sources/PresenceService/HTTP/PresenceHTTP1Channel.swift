@@ -47,6 +47,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: PresenceHTTP1Channel.decoderLimits)
+            try channel.pipeline.syncOperations.addHandler(UnreadableRequestHandler(serverName: serverName))
             try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
             try channel.pipeline.syncOperations.addHandler(RequestTimingHandler(metrics: metrics))
             try channel.pipeline.syncOperations.addHandler(
