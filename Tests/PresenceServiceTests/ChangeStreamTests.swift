@@ -80,7 +80,9 @@ struct ChangeStreamTests {
     }
 
     @Test func aStalledReaderResumesToTheLatestAnswerPerJIDNotAQueueOfEveryChange() async throws {
-        try await withService { ports in
+        // The subject is coalescing, not the stall limit: the reader must outlast however long 20,000 changes take to
+        // apply on a loaded machine (over the default 30 s under ThreadSanitizer with the suite running beside it).
+        try await withService(configure: { $0.events.writeTimeout = .seconds(600) }) { ports in
             let stream = try await EventClient.open("?jid=alice@example.com", port: ports.http)
             defer { stream.close() }
             _ = try await stream.nextAnswer()
