@@ -21,8 +21,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: ["YAML"]),
-        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0"),
         .package(url: "https://github.com/jpsim/Yams", "5.4.0" ..< "7.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0" ..< "5.0.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
@@ -136,7 +135,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -8,7 +8,7 @@ import PresenceStore
 /// long it took, and turns a file or directory it cannot use into one clear line and exit code 74 (EX_IOERR).
 enum DiskTierOpening {
     static func open(
-        _ directory: String, memory: (any MemoryStorage)?, options: DiskOptions, metrics: ServiceMetrics,
+        _ directory: String, memory: (any MemoryStorage)?, options: DiskTierSettings, metrics: ServiceMetrics,
         logger: Logger
     ) throws -> TieredStorage {
         let started = ContinuousClock.now

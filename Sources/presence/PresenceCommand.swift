@@ -22,55 +22,6 @@ struct PresenceCommand: AsyncParsableCommand {
         ])
 }
 
-extension PresenceCommand {
-    /// `presence serve` first gathers its settings from the environment and a configuration file
-    /// (``ServeConfigurationLayers``); every other command goes straight to the flag parser.
-    static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.first == "serve" else {
-            await main(arguments)
-            return
-        }
-        let serveArguments = Array(arguments.dropFirst())
-        let layers: ServeConfigurationLayers
-        do {
-            layers = try await ServeConfigurationLayers(serveArguments: serveArguments)
-        } catch {
-            fail("\(error)")
-        }
-        var command: any ParsableCommand
-        do {
-            command = try parseAsRoot(["serve"] + layers.arguments)
-        } catch {
-            // A value from the environment or the file that its flag refuses: say where it came from.
-            var message = fullMessage(for: error)
-            if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
-            if let setting = layers.source(namedIn: message), exitCode(for: error) != .success {
-                fail("\(setting.source): key '\(setting.argument.name)': \(message)")
-            }
-            exit(withError: error)
-        }
-        if ServeConfigurationLayers.longNames(in: serveArguments).contains("print-config") {
-            print(layers.rendered(flags: serveArguments))
-            return
-        }
-        do {
-            if var asynchronous = command as? any AsyncParsableCommand {
-                try await asynchronous.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
-    }
-
-    private static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
-        Foundation.exit(ExitCode.validationFailure.rawValue)
-    }
-}
-
 /// Exit codes from sysexits.h, as `presence --help` and the CLI guide document them.
 enum ExitStatus {
     static let malformedInput = ExitCode(65)

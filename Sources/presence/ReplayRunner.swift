@@ -42,7 +42,7 @@ struct ReplayOutcome {
 
 /// Reads an input into a storage through ``PresenceReplay``, showing progress on a terminal.
 struct ReplayRunner {
-    let options: ReplayOptions
+    let options: ReplaySettings
     /// Whether to keep the truth and compare the storage with it after the replay. A command that only reads the
     /// storage afterwards (`query`) turns it off, and then pays for no second copy of the users.
     var audits = true
@@ -51,7 +51,7 @@ struct ReplayRunner {
     var measuresRefill = true
 
     func run(_ input: InputSource, into kind: MemoryStorageKind) throws -> ReplayOutcome {
-        let budget = options.pressure.memoryBudget?.bytes
+        let budget = options.pressure.memoryBudget
         return try run(
             input, into: kind, configuration: options.storage.configuration(memoryBudget: budget), memoryBudget: budget,
             showsProgress: true)

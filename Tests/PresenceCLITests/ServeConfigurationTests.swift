@@ -2,6 +2,8 @@ import Foundation
 import LoopbackHTTP
 import Testing
 
+@testable import presence
+
 /// `presence serve --config FILE` and `PRESENCE_*` environment variables beside the flags: which one wins, and
 /// the errors an operator gets for a file or a variable the service cannot use.
 @Suite("presence serve: configuration file, environment and flags")
@@ -125,8 +127,32 @@ struct ServeConfigurationTests {
         let printed = try Self.printed([])
         let flags = help.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "," || $0 == "/" || $0 == "(" })
             .filter { $0.hasPrefix("--") }.map { String($0.dropFirst(2).prefix { $0.isLetter || $0 == "-" }) }
-        let settable = Set(flags).subtracting(["help", "version", "config", "print-config"])
+        // An on/off flag is also `--no-NAME`, the same key turned off.
+        let settable = Set(flags.map { $0.hasPrefix("no-") ? String($0.dropFirst(3)) : $0 })
+            .subtracting(["help", "version", "config", "print-config"])
         #expect(settable.count >= 50)
         for flag in settable { #expect(printed[flag] != nil, "--\(flag) has a key") }
+    }
+
+    /// The Operations guide's flag tables are the table of keys: a row per key, no row for a flag that is no key,
+    /// and the default in brackets as the help gives it.
+    @Test func theOperationsGuideListsEveryKeyWithItsDefault() throws {
+        let guide = try String(
+            contentsOf: CLI.repository.appendingPathComponent("Documentation/Operations.md"), encoding: .utf8)
+        var rows: [String: String] = [:]
+        for line in guide.split(separator: "\n") where line.hasPrefix("| `--") {
+            let name = String(line.dropFirst("| `--".count).prefix { $0.isLetter || $0.isNumber || $0 == "-" })
+            rows[name] = String(line)
+        }
+        for key in SettingKeys.serve {
+            guard let row = rows[key.name] else {
+                Issue.record("Operations.md has no row for --\(key.name)")
+                continue
+            }
+            // The first bracket that is not a link's text.
+            let bracket = row.firstMatch(of: /\[([^\]]*)\](?!\()/).map { String($0.1) }
+            #expect(bracket == key.documentedDefault, "--\(key.name): the guide says \(bracket ?? "no default")")
+        }
+        for name in rows.keys { #expect(SettingKeys.serveByName[name] != nil, "--\(name) in the guide is a key") }
     }
 }

@@ -58,7 +58,7 @@ struct CompareCommand: ParsableCommand {
         var source = InputSource(path: input)
         var temporary: String?
         defer { if let temporary { unlink(temporary) } }
-        let runner = ReplayRunner(options: replayOptions)
+        let runner = ReplayRunner(options: try replayOptions.resolved())
         let outcomes: [ReplayOutcome] = try ReplayRunner.exitingIfUnopenable {
             try source.checkReadable()
             if source.isStandardInput {
@@ -69,7 +69,7 @@ struct CompareCommand: ParsableCommand {
             }
             if let sweep {
                 let (report, failed) = try SweepRunner(
-                    options: replayOptions, specification: sweep, steps: steps, withDisk: withDisk
+                    options: try replayOptions.resolved(), specification: sweep, steps: steps, withDisk: withDisk
                 ).run(source)
                 try output(report, failed: failed)
                 return []

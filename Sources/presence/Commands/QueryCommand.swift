@@ -53,7 +53,7 @@ struct QueryCommand: ParsableCommand {
 
     func run() throws {
         if let server { return try ask(server) }
-        let outcome = try ReplayRunner(options: replayOptions, audits: false, measuresRefill: false).run(
+        let outcome = try ReplayRunner(options: try replayOptions.resolved(), audits: false, measuresRefill: false).run(
             path: input ?? "-", into: storage.kind)
         let results = jids.map { text -> PresenceQueryResult in
             let key = (try! JID(text)).bare  // validated in validate()

@@ -17,7 +17,7 @@ struct ReplayCommand: ParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
 
     func run() throws {
-        let outcome = try ReplayRunner(options: replayOptions).run(path: input, into: storage.kind)
+        let outcome = try ReplayRunner(options: try replayOptions.resolved()).run(path: input, into: storage.kind)
         let report = outcome.report(listing: outputOptions.lostUsers)
         outcome.close()
         switch outputOptions.format {

@@ -21,32 +21,14 @@ struct ServeCommand: AsyncParsableCommand {
             hand and exit 0.
             """)
 
-    @Option(name: .customLong("storage"), help: "\(StorageName.choices).")
-    var storage: StorageName = .default
+    @Option(name: SettingKeys.storage.flag, help: SettingKeys.storage.help)
+    var storage: StorageName?
 
     @OptionGroup var storageOptions: StorageOptions
 
     @OptionGroup var diskOptions: DiskOptions
 
-    @Option(name: .customLong("feed"), help: "Address feeders connect to (default 127.0.0.1:5270).")
-    var feed: HostAndPort = HostAndPort(host: "127.0.0.1", port: 5270)
-
-    @Option(name: .customLong("http"), help: "Address of the query API (default 127.0.0.1:8080).")
-    var http: HostAndPort = HostAndPort(host: "127.0.0.1", port: 8080)
-
-    @Flag(name: .customLong("allow-remote"), help: "Allow listening on addresses other than loopback.")
-    var allowRemote = false
-
-    @Option(name: .customLong("max-connections"), help: "Most feeder connections at once (default 1024).")
-    var maxConnections: Int = ServiceConfiguration.defaultMaxConnections
-
-    @Option(
-        name: .customLong("feed-apply-threads"),
-        help: "Threads that decode and apply what feeders send, shared by all feeders (default: one per core).")
-    var feedApplyThreads: Int = ServiceConfiguration.defaultApplyThreads
-
-    @Option(name: .customLong("idle-timeout"), help: "Seconds after which a silent feeder is closed (default 300).")
-    var idleTimeout: Int = 300
+    @OptionGroup var listenerOptions: ListenerOptions
 
     @OptionGroup var accessOptions: AccessOptions
 
@@ -63,7 +45,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("config"),
         help: ArgumentHelp(
-            "A YAML or JSON file of settings keyed by flag name (also PRESENCE_CONFIG).",
+            "A YAML or JSON file of settings keyed by flag name (also \(EnvironmentLayer.configFileVariable)).",
             discussion: "Flags override PRESENCE_* environment variables (PRESENCE_XMPP_JID for --xmpp-jid), which override the file."
         ))
     var configFile: String?
@@ -75,64 +57,89 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var streamOptions: StreamOptions
 
-    @Option(
-        name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
-    var logLevel: String = "info"
+    @Option(name: SettingKeys.logLevel.flag, help: SettingKeys.logLevel.help)
+    var logLevel: String?
+
+    /// The settings in force: these flags over the `PRESENCE_*` variables over the `--config` file.
+    func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError)
+        -> Settings
+    {
+        var flags = FlagLayer()
+        flags.record(SettingKeys.storage, storage)
+        flags.record(SettingKeys.logLevel, logLevel)
+        let groups: [any SettingFlags] = [
+            storageOptions, diskOptions, listenerOptions, accessOptions, httpOptions, pressureOptions, xmppOptions,
+            eventOptions, replicaOptions, streamOptions,
+        ]
+        for group in groups { group.record(into: &flags) }
+        let layer = try EnvironmentLayer(environment, keys: SettingKeys.serveByName)
+        let file = try (configFile ?? layer.configFile).map { path throws(ConfigurationError) in
+            try ConfigurationFile(path: path, keys: SettingKeys.serveByName)
+        }
+        return Settings(flags: flags, environment: layer, file: file)
+    }
+
+    /// The settings in force and what the service makes of them; a value or a combination the service cannot
+    /// use is a usage error (exit 64) that names where it was set.
+    func resolve() throws -> (settings: Settings, serve: ServeSettings) {
+        let settings: Settings
+        do { settings = try self.settings() } catch { throw ValidationError(error.description) }
+        return (settings, try ServeSettings(settings))
+    }
 
     func validate() throws {
-        if !allowRemote {
-            for address in [feed, http] where !ServiceConfiguration.isLoopback(address.host) {
-                throw ValidationError("\(address.host) is not a loopback address; pass --allow-remote to listen on it")
-            }
-        }
-        try accessOptions.validate(http: http, feed: feed)
-        if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
-        if !(1 ... 256).contains(feedApplyThreads) {
-            throw ValidationError("--feed-apply-threads must be between 1 and 256")
-        }
-        if idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        try replicaOptions.validate(hasXMPPSource: xmppOptions.jid != nil)
-        if storage.hasDiskTier && diskOptions.dataDirectory == nil {
-            throw ValidationError("--storage \(storage) keeps its disk tier in --data-dir: give one")
-        }
+        _ = try resolve()
     }
 
     func run() async throws {
+        let (settings, serve) = try resolve()
+        if printConfig {
+            print(ConfigurationPrinter(settings: settings, keys: SettingKeys.serve).text)
+            return
+        }
+        try await Self.run(with: serve)
+    }
+}
+
+extension ServeCommand {
+    /// Starts the service with `settings` and runs it until it is asked to stop.
+    static func run(with settings: ServeSettings) async throws {
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "presence.service")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let (sources, unavailable, kernel) = pressureOptions.makeSources()
+        logger.logLevel = settings.logLevel
+        let (sources, unavailable, kernel) = settings.pressure.makeSources()
         if let kernel { logger.info("kernel memory pressure", metadata: ["sources": "\(kernel.description)"]) }
         for reason in unavailable {
             logger.notice("kernel memory pressure signal unavailable", metadata: ["reason": "\(reason)"])
         }
         defer { kernel?.stop() }
-        accessOptions.warnAboutSharedFiles(logger)
+        settings.access.warnAboutSharedFiles(logger)
         var configuration = ServiceConfiguration(
-            feedHost: feed.host, feedPort: feed.port, httpHost: http.host, httpPort: http.port,
-            maxConnections: maxConnections, applyThreads: feedApplyThreads,
-            idleTimeout: .seconds(idleTimeout), stream: streamOptions.configuration, decoder: streamOptions.decoder,
-            lookup: xmppOptions.lookupConfiguration, events: eventOptions.configuration, http: httpOptions.limits,
-            access: try accessOptions.access(), tls: try accessOptions.tls(), feedSecret: try accessOptions.feedSecret(),
-            readiness: replicaOptions.readiness)
-        configuration.secretReloading = accessOptions.reloading
+            feedHost: settings.listeners.feed.host, feedPort: settings.listeners.feed.port,
+            httpHost: settings.listeners.http.host, httpPort: settings.listeners.http.port,
+            maxConnections: settings.listeners.maxConnections, applyThreads: settings.listeners.applyThreads,
+            idleTimeout: settings.listeners.idleTimeout, stream: settings.stream.configuration,
+            decoder: settings.stream.decoder, lookup: settings.xmpp.lookupConfiguration, events: settings.events,
+            http: settings.httpLimits,
+            access: try settings.access.access(), tls: try settings.access.tls(), feedSecret: try settings.access.feedSecret(),
+            readiness: settings.replicas.readiness)
+        configuration.secretReloading = settings.access.reloading
         let metrics = ServiceMetrics()
-        let memory = try storage.memoryKind?.make(
-            storageOptions.configuration(memoryBudget: pressureOptions.memoryBudget?.bytes))
-        let tier = try diskOptions.dataDirectory.map { directory in
+        let memory = try settings.storage.memoryKind?.make(
+            settings.storageLimits.configuration(memoryBudget: settings.pressure.memoryBudget))
+        let tier = try settings.disk.dataDirectory.map { directory in
             try DiskTierOpening.open(
-                directory, memory: memory, options: diskOptions, metrics: metrics, logger: logger)
+                directory, memory: memory, options: settings.disk, metrics: metrics, logger: logger)
         }
         // A final flush however the service ends: everything applied before SIGTERM is on disk.
         defer { tier?.close() }
-        let store: any MemoryStorage = try tier ?? memory ?? storage.kind.make()
+        let store: any MemoryStorage = try tier ?? memory ?? settings.storage.kind.make()
         var source: XMPPPresenceSource?
-        if let client = try xmppOptions.configuration() {
-            if xmppOptions.passwordFileIsShared() {
+        if let client = try settings.xmpp.configuration() {
+            if settings.xmpp.passwordFileIsShared() {
                 logger.warning(
                     "the XMPP password file can be read by other users; chmod 600 it",
-                    metadata: ["file": "\(xmppOptions.passwordFile ?? "")"])
+                    metadata: ["file": "\(settings.xmpp.passwordFile ?? "")"])
             }
             if client.tls == .off && !client.isLoopback {
                 logger.warning("TLS is off for a remote XMPP server: presence travels unencrypted")
@@ -140,8 +147,8 @@ struct ServeCommand: AsyncParsableCommand {
             var sourceLogger = logger
             sourceLogger[metadataKey: "source"] = "xmpp"
             source = XMPPPresenceSource(
-                configuration: client, storage: store, decoder: streamOptions.decoder, backoff: xmppOptions.backoff,
-                answering: xmppOptions.answering, resync: replicaOptions.resync, logger: sourceLogger)
+                configuration: client, storage: store, decoder: settings.stream.decoder, backoff: settings.xmpp.backoff,
+                answering: settings.xmpp.answering, resync: settings.replicas.resync, logger: sourceLogger)
         }
         let server = PresenceServer(
             configuration: configuration, storage: store, pressureSources: sources, xmppSource: source,

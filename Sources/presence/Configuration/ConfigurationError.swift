@@ -12,4 +12,9 @@ struct ConfigurationError: Error, CustomStringConvertible {
     static func environment(_ variable: String, _ message: String) -> ConfigurationError {
         ConfigurationError(description: "environment variable \(variable): \(message)")
     }
+
+    /// The value of setting `key` as `source` gives it.
+    static func setting(_ key: String, at source: SettingSource, _ message: String) -> ConfigurationError {
+        ConfigurationError(description: "\(source): key '\(key)': \(message)")
+    }
 }

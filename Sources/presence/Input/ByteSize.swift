@@ -3,7 +3,7 @@ import Foundation
 
 /// A size on the command line: `1048576`, `512KiB`, `64MiB`, `2GiB` (`K`, `M`, `G` are powers of 1024 too;
 /// `KB`, `MB`, `GB` are powers of 1000).
-struct ByteSize: ExpressibleByArgument, Hashable, CustomStringConvertible {
+struct ByteSize: ExpressibleByArgument, Hashable, Sendable, CustomStringConvertible {
     let bytes: Int
 
     init(bytes: Int) { self.bytes = bytes }

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// `host:port` on the command line.
-struct HostAndPort: ExpressibleByArgument, CustomStringConvertible {
+struct HostAndPort: ExpressibleByArgument, Sendable, CustomStringConvertible {
     let host: String
     let port: Int
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// A period on the command line, in seconds (`30`, `2.5`), or `never` for a periodic task turned off.
-struct SecondsOrNever: ExpressibleByArgument, Hashable, CustomStringConvertible {
+struct SecondsOrNever: ExpressibleByArgument, Hashable, Sendable, CustomStringConvertible {
     /// Nil for `never`.
     let seconds: Double?
 
@@ -19,7 +19,7 @@ struct SecondsOrNever: ExpressibleByArgument, Hashable, CustomStringConvertible 
 
     var duration: Duration? { seconds.map { .milliseconds(Int64(($0 * 1000).rounded())) } }
 
-    var description: String { seconds.map { "\($0.formatted())" } ?? "never" }
+    var description: String { seconds.flatMap(\.settingText) ?? "never" }
 
     static var defaultCompletionKind: CompletionKind { .default }
 }

@@ -10,34 +10,58 @@ import PresenceService
 /// encrypt: the query API needs `--api-token-file`, the feed port `--feed-secret-file`, and both TLS
 /// (`--tls-cert` and `--tls-key`) unless `--insecure-http` says plain TCP is meant. A missing piece is a usage
 /// error (exit 64) that names it.
-struct AccessOptions: ParsableArguments {
-    @Option(
-        name: .customLong("api-token-file"),
-        help: "File of bearer tokens for the query API, one per line, each optionally followed by a name for the logs.")
+struct AccessOptions: ParsableArguments, SettingFlags {
+    @Option(name: SettingKeys.apiTokenFile.flag, help: SettingKeys.apiTokenFile.help)
     var apiTokenFile: String?
 
-    @Flag(name: .customLong("metrics-open"), help: "Serve /metrics without a token even when tokens are required.")
-    var metricsOpen = false
+    @Flag(name: SettingKeys.metricsOpen.flag, inversion: .prefixedNo, help: SettingKeys.metricsOpen.help)
+    var metricsOpen: Bool?
 
-    @Option(
-        name: .customLong("feed-secret-file"),
-        help: "File whose first line is the shared secret feeders prove with the XEP-0114 component handshake.")
+    @Option(name: SettingKeys.feedSecretFile.flag, help: SettingKeys.feedSecretFile.help)
     var feedSecretFile: String?
 
-    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain for TLS on both listeners.")
+    @Option(name: SettingKeys.tlsCertificate.flag, help: SettingKeys.tlsCertificate.help)
     var tlsCertificate: String?
 
-    @Option(name: .customLong("tls-key"), help: "PEM private key of --tls-cert.")
+    @Option(name: SettingKeys.tlsKey.flag, help: SettingKeys.tlsKey.help)
     var tlsKey: String?
 
-    @Flag(
-        name: .customLong("insecure-http"),
-        help: "Allow listeners on non-loopback addresses without TLS (presence then travels unencrypted).")
-    var insecureHTTP = false
+    @Flag(name: SettingKeys.insecureHTTP.flag, inversion: .prefixedNo, help: SettingKeys.insecureHTTP.help)
+    var insecureHTTP: Bool?
+
+    func record(into flags: inout FlagLayer) {
+        flags.record(SettingKeys.apiTokenFile, apiTokenFile)
+        flags.record(SettingKeys.metricsOpen, metricsOpen)
+        flags.record(SettingKeys.feedSecretFile, feedSecretFile)
+        flags.record(SettingKeys.tlsCertificate, tlsCertificate)
+        flags.record(SettingKeys.tlsKey, tlsKey)
+        flags.record(SettingKeys.insecureHTTP, insecureHTTP)
+    }
+}
+
+/// Who may use the service, as in force: the secret files' paths and what `--allow-remote` requires of them.
+struct ServiceAccessSettings {
+    let apiTokenFile: String?
+    let metricsOpen: Bool
+    let feedSecretFile: String?
+    let tlsCertificate: String?
+    let tlsKey: String?
+    let insecureHTTP: Bool
+
+    /// Reads the settings and checks the pieces a listener on `http` and `feed` needs.
+    init(_ settings: Settings, http: HostAndPort, feed: HostAndPort) throws {
+        apiTokenFile = try settings(SettingKeys.apiTokenFile)
+        metricsOpen = try settings(SettingKeys.metricsOpen)
+        feedSecretFile = try settings(SettingKeys.feedSecretFile)
+        tlsCertificate = try settings(SettingKeys.tlsCertificate)
+        tlsKey = try settings(SettingKeys.tlsKey)
+        insecureHTTP = try settings(SettingKeys.insecureHTTP)
+        try validate(http: http, feed: feed)
+    }
 
     /// Checks the pieces a listener on `http` and `feed` needs, and reads every file once so that a bad one stops
     /// the start with its reason.
-    func validate(http: HostAndPort, feed: HostAndPort) throws {
+    private func validate(http: HostAndPort, feed: HostAndPort) throws {
         guard (tlsCertificate == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together")
         }

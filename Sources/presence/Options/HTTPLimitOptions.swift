@@ -1,34 +1,38 @@
 import ArgumentParser
 import PresenceService
 
-/// The query API's limits against clients that ask too much or too slowly.
-struct HTTPLimitOptions: ParsableArguments {
-    @Option(name: .customLong("http-max-batch"), help: "Most JIDs in one GET /v1/presence?jid=... (default 1000).")
-    var maxBatchJIDs: Int = HTTPLimits.defaultMaxBatchJIDs
+/// The query API's limits' flags, against clients that ask too much or too slowly.
+struct HTTPLimitOptions: ParsableArguments, SettingFlags {
+    @Option(name: SettingKeys.httpMaxBatch.flag, help: SettingKeys.httpMaxBatch.help)
+    var maxBatchJIDs: Int?
 
-    @Option(
-        name: .customLong("http-max-connections"),
-        help: "Most HTTP connections at once, change streams included; one more waits to be accepted (default 12288).")
-    var maxConnections: Int = HTTPLimits.defaultMaxConnections
+    @Option(name: SettingKeys.httpMaxConnections.flag, help: SettingKeys.httpMaxConnections.help)
+    var maxConnections: Int?
 
-    @Option(
-        name: .customLong("http-header-timeout"),
-        help:
-            "Seconds a client may take to send a request's headers, or to ask again on a kept connection (default 30).")
-    var headerTimeoutSeconds: Double = HTTPLimits.defaultHeaderTimeout.seconds
+    @Option(name: SettingKeys.httpHeaderTimeout.flag, help: SettingKeys.httpHeaderTimeout.help)
+    var headerTimeoutSeconds: Double?
 
-    func validate() throws {
+    func record(into flags: inout FlagLayer) {
+        flags.record(SettingKeys.httpMaxBatch, maxBatchJIDs)
+        flags.record(SettingKeys.httpMaxConnections, maxConnections)
+        flags.record(SettingKeys.httpHeaderTimeout, headerTimeoutSeconds)
+    }
+}
+
+extension HTTPLimits {
+    /// The limits in force.
+    init(_ settings: Settings) throws {
+        let maxBatchJIDs = try settings(SettingKeys.httpMaxBatch)
+        let maxConnections = try settings(SettingKeys.httpMaxConnections)
+        let headerTimeout = try settings(SettingKeys.httpHeaderTimeout)
         guard maxBatchJIDs >= 1, maxConnections >= 1 else {
             throw ValidationError("--http-max-batch and --http-max-connections must be at least 1")
         }
-        guard headerTimeoutSeconds.isFinite, headerTimeoutSeconds >= 0.1, headerTimeoutSeconds <= 86_400 else {
+        guard (0.1 ... 86_400).contains(headerTimeout) else {
             throw ValidationError("--http-header-timeout must be between 0.1 and 86400 seconds")
         }
-    }
-
-    var limits: HTTPLimits {
-        HTTPLimits(
+        self.init(
             maxBatchJIDs: maxBatchJIDs, maxConnections: maxConnections,
-            headerTimeout: .milliseconds(Int64(headerTimeoutSeconds * 1000)))
+            headerTimeout: .milliseconds(Int64(headerTimeout * 1000)))
     }
 }

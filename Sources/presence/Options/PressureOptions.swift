@@ -4,27 +4,36 @@ import PresenceStore
 
 extension MemoryPressure: ExpressibleByArgument {}
 
-/// Real memory pressure, for the offline commands and the service alike: the process's resident memory and the
-/// kernel's signals.
-struct PressureOptions: ParsableArguments {
-    @Option(
-        name: .customLong("memory-budget"),
-        help: "Resident memory budget for the process, e.g. 512MiB: warning from 85%, critical at 100%.")
+/// Real memory pressure's flags, for the offline commands and the service alike.
+struct PressureOptions: ParsableArguments, SettingFlags {
+    @Option(name: SettingKeys.memoryBudget.flag, help: SettingKeys.memoryBudget.help)
     var memoryBudget: ByteSize?
 
-    @Flag(
-        name: .customLong("psi"),
-        help: "React to real kernel memory pressure (Linux PSI, cgroup v2 memory.events) where available.")
-    var psi = false
+    @Flag(name: SettingKeys.psi.flag, inversion: .prefixedNo, help: SettingKeys.psi.help)
+    var psi: Bool?
 
-    func validate() throws {
-        if let memoryBudget, memoryBudget.bytes < 1 { throw ValidationError("--memory-budget must be at least 1 byte") }
+    func record(into flags: inout FlagLayer) {
+        flags.record(SettingKeys.memoryBudget, memoryBudget)
+        flags.record(SettingKeys.psi, psi)
+    }
+}
+
+/// Real memory pressure in force: the process's resident memory and the kernel's signals.
+struct RealPressure {
+    /// The resident memory budget in bytes; nil without one.
+    let memoryBudget: Int?
+    let psi: Bool
+
+    init(_ settings: Settings) throws {
+        memoryBudget = try settings(SettingKeys.memoryBudget)?.bytes
+        psi = try settings(SettingKeys.psi)
+        if let memoryBudget, memoryBudget < 1 { throw ValidationError("--memory-budget must be at least 1 byte") }
     }
 
     /// The sources; `kernel` must be stopped when done. `unavailable` names the kernel signals asked for that
     /// this machine does not offer, and why.
     func makeSources() -> (sources: [any MemoryPressureSource], unavailable: [String], kernel: KernelMemoryPressure?) {
-        makeSources(memoryBudget: memoryBudget?.bytes)
+        makeSources(memoryBudget: memoryBudget)
     }
 
     /// The sources, with `memoryBudget` in place of `--memory-budget` (a sweep varies it).

@@ -4,7 +4,7 @@ import PresenceStore
 
 /// A storage kind named on the command line: any name in ``MemoryStorageRegistry``, the same with `+disk` (a disk
 /// tier under it), or `disk` (the disk tier alone).
-struct StorageName: ExpressibleByArgument, CustomStringConvertible {
+struct StorageName: ExpressibleByArgument, Sendable, CustomStringConvertible {
     let kind: MemoryStorageKind
     /// The memory tier's kind: the kind itself without a disk tier, nil for `disk` alone.
     let memoryKind: MemoryStorageKind?
@@ -38,26 +38,43 @@ struct StorageName: ExpressibleByArgument, CustomStringConvertible {
     var description: String { kind.name }
 }
 
-/// The storage limits; each applies only to the storages that have it, and a report names the ones that don't.
-struct StorageOptions: ParsableArguments {
-    @Option(name: .customLong("count-limit"), help: "Most users an evicting storage keeps (nscache, lru).")
+/// The storage limits' flags.
+struct StorageOptions: ParsableArguments, SettingFlags {
+    @Option(name: SettingKeys.countLimit.flag, help: SettingKeys.countLimit.help)
     var countLimit: Int?
 
-    @Option(
-        name: .customLong("cost-limit"),
-        help: "Most estimated bytes an evicting storage keeps, e.g. 64MiB (nscache, lru).")
+    @Option(name: SettingKeys.costLimit.flag, help: SettingKeys.costLimit.help)
     var costLimit: ByteSize?
 
-    @Option(name: .customLong("ttl"), help: "Seconds after its last update a user expires (lru).")
+    @Option(name: SettingKeys.timeToLive.flag, help: SettingKeys.timeToLive.help)
     var timeToLive: Int?
 
-    @Option(
-        name: .customLong("warning-retain"), help: "Share of users the LRU keeps on a memory warning (default 0.5).")
+    @Option(name: SettingKeys.warningRetain.flag, help: SettingKeys.warningRetain.help)
     var warningRetainFraction: Double?
 
-    func validate() throws {
+    func record(into flags: inout FlagLayer) {
+        flags.record(SettingKeys.countLimit, countLimit)
+        flags.record(SettingKeys.costLimit, costLimit)
+        flags.record(SettingKeys.timeToLive, timeToLive)
+        flags.record(SettingKeys.warningRetain, warningRetainFraction)
+    }
+}
+
+/// The storage limits in force; each applies only to the storages that have it, and a report names the ones that
+/// don't.
+struct StorageLimits {
+    let countLimit: Int?
+    let costLimit: Int?
+    let timeToLive: Int?
+    let warningRetainFraction: Double?
+
+    init(_ settings: Settings) throws {
+        countLimit = try settings(SettingKeys.countLimit)
+        costLimit = try settings(SettingKeys.costLimit)?.bytes
+        timeToLive = try settings(SettingKeys.timeToLive)
+        warningRetainFraction = try settings(SettingKeys.warningRetain)
         if let countLimit, countLimit < 1 { throw ValidationError("--count-limit must be at least 1") }
-        if let costLimit, costLimit.bytes < 1 { throw ValidationError("--cost-limit must be at least 1 byte") }
+        if let costLimit, costLimit < 1 { throw ValidationError("--cost-limit must be at least 1 byte") }
         if let timeToLive, timeToLive < 1 { throw ValidationError("--ttl must be at least 1 second") }
         if let warningRetainFraction, !(0 ... 1).contains(warningRetainFraction) {
             throw ValidationError("--warning-retain must be between 0 and 1")
@@ -66,7 +83,7 @@ struct StorageOptions: ParsableArguments {
 
     func configuration(memoryBudget: Int?) -> StorageConfiguration {
         StorageConfiguration(
-            countLimit: countLimit, costLimit: costLimit?.bytes, timeToLive: timeToLive.map { .seconds($0) },
+            countLimit: countLimit, costLimit: costLimit, timeToLive: timeToLive.map { .seconds($0) },
             warningRetainFraction: warningRetainFraction, memoryBudget: memoryBudget)
     }
 

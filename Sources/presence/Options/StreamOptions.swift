@@ -3,31 +3,44 @@ import PresenceIngest
 import XMPPStream
 
 /// Parser and decoder limits, each with the parser's default.
-struct StreamOptions: ParsableArguments {
-    @Option(name: .customLong("max-stanza-bytes"), help: "Largest stanza in raw input bytes (default 262144).")
-    var maxStanzaBytes: Int = XMPPStreamLimits.defaultMaxStanzaBytes
+struct StreamOptions: ParsableArguments, SettingFlags {
+    @Option(name: SettingKeys.maxStanzaBytes.flag, help: SettingKeys.maxStanzaBytes.help)
+    var maxStanzaBytes: Int?
 
-    @Option(name: .customLong("max-depth"), help: "Deepest element nesting inside a stanza (default 32).")
-    var maxDepth: Int = XMPPStreamLimits.defaultMaxElementDepth
+    @Option(name: SettingKeys.maxDepth.flag, help: SettingKeys.maxDepth.help)
+    var maxDepth: Int?
 
-    @Option(name: .customLong("max-children"), help: "Most elements inside one stanza (default 1024).")
-    var maxChildren: Int = XMPPStreamLimits.defaultMaxChildElements
+    @Option(name: SettingKeys.maxChildren.flag, help: SettingKeys.maxChildren.help)
+    var maxChildren: Int?
 
-    @Option(name: .customLong("max-status-bytes"), help: "Statuses are cut to this many bytes (default 1024).")
-    var maxStatusBytes: Int = PresenceDecoder.defaultMaximumStatusBytes
+    @Option(name: SettingKeys.maxStatusBytes.flag, help: SettingKeys.maxStatusBytes.help)
+    var maxStatusBytes: Int?
 
-    func validate() throws {
+    func record(into flags: inout FlagLayer) {
+        flags.record(SettingKeys.maxStanzaBytes, maxStanzaBytes)
+        flags.record(SettingKeys.maxDepth, maxDepth)
+        flags.record(SettingKeys.maxChildren, maxChildren)
+        flags.record(SettingKeys.maxStatusBytes, maxStatusBytes)
+    }
+}
+
+/// The parser and decoder limits in force.
+struct StreamLimits {
+    let configuration: XMPPStreamParser.Configuration
+    let decoder: PresenceDecoder
+
+    init(_ settings: Settings) throws {
+        let maxStanzaBytes = try settings(SettingKeys.maxStanzaBytes)
+        let maxDepth = try settings(SettingKeys.maxDepth)
+        let maxChildren = try settings(SettingKeys.maxChildren)
+        let maxStatusBytes = try settings(SettingKeys.maxStatusBytes)
         if maxStanzaBytes < 64 { throw ValidationError("--max-stanza-bytes must be at least 64") }
         if maxDepth < 1 { throw ValidationError("--max-depth must be at least 1") }
         if maxChildren < 0 { throw ValidationError("--max-children must not be negative") }
         if maxStatusBytes < 0 { throw ValidationError("--max-status-bytes must not be negative") }
-    }
-
-    var configuration: XMPPStreamParser.Configuration {
-        .init(
+        configuration = XMPPStreamParser.Configuration(
             limits: XMPPStreamLimits(
                 maxStanzaBytes: maxStanzaBytes, maxElementDepth: maxDepth, maxChildElements: maxChildren))
+        decoder = PresenceDecoder(maximumStatusBytes: maxStatusBytes)
     }
-
-    var decoder: PresenceDecoder { PresenceDecoder(maximumStatusBytes: maxStatusBytes) }
 }

@@ -7,93 +7,115 @@ import XMPPClient
 
 extension TLSPolicy: ExpressibleByArgument {}
 
-/// The XMPP server `presence serve` watches: the watcher account and how to reach it. The password only ever
-/// comes from a file.
-struct XMPPOptions: ParsableArguments {
-    @Option(
-        name: .customLong("xmpp-jid"),
-        help: "Watcher account on your XMPP server, e.g. watcher@corp.example; its roster holds the people to watch.")
+/// The flags of the XMPP server `presence serve` watches: the watcher account and how to reach it. The password
+/// only ever comes from a file.
+struct XMPPOptions: ParsableArguments, SettingFlags {
+    @Option(name: SettingKeys.xmppJID.flag, help: SettingKeys.xmppJID.help)
     var jid: String?
 
-    @Option(
-        name: .customLong("xmpp-password-file"),
-        help: "File whose first line is the watcher's password (never given on the command line).")
+    @Option(name: SettingKeys.xmppPasswordFile.flag, help: SettingKeys.xmppPasswordFile.help)
     var passwordFile: String?
 
-    @Option(name: .customLong("xmpp-host"), help: "Server host (default: the JID's domain).")
+    @Option(name: SettingKeys.xmppHost.flag, help: SettingKeys.xmppHost.help)
     var host: String?
 
-    @Option(name: .customLong("xmpp-port"), help: "Server port (default 5222).")
-    var port: Int = XMPPClientConfiguration.defaultPort
+    @Option(name: SettingKeys.xmppPort.flag, help: SettingKeys.xmppPort.help)
+    var port: Int?
 
-    @Option(
-        name: .customLong("xmpp-tls"),
-        help: "required, if-offered or off (default required; if-offered on a loopback address).")
+    @Option(name: SettingKeys.xmppTLS.flag, help: SettingKeys.xmppTLS.help)
     var tls: TLSPolicy?
 
-    @Option(
-        name: .customLong("xmpp-ca-file"),
-        help: "PEM file of the certificate authorities to trust instead of the system's (for a private CA).")
+    @Option(name: SettingKeys.xmppCAFile.flag, help: SettingKeys.xmppCAFile.help)
     var caFile: String?
 
-    @Option(name: .customLong("xmpp-resource"), help: "Resource to bind (default presence-store).")
-    var resource: String = "presence-store"
+    @Option(name: SettingKeys.xmppResource.flag, help: SettingKeys.xmppResource.help)
+    var resource: String?
 
-    @Option(
-        name: .customLong("xmpp-keepalive"),
-        help: "Seconds of server silence before a ping (default \(KeepAlive.defaultInterval.components.seconds)).")
-    var keepAliveSeconds: Int = Int(KeepAlive.defaultInterval.components.seconds)
+    @Option(name: SettingKeys.xmppKeepAlive.flag, help: SettingKeys.xmppKeepAlive.help)
+    var keepAliveSeconds: Int?
 
-    @Option(
-        name: .customLong("xmpp-dead-timeout"),
-        help: ArgumentHelp(
-            "Further seconds without any answer before the connection is closed as dead (default "
-                + "\(KeepAlive.defaultTimeout.components.seconds)).",
-            discussion: "A frozen server or a silent partition is noticed --xmpp-keepalive plus --xmpp-dead-timeout "
-                + "seconds after the server's last byte; what the watcher shows is then no longer live."))
-    var deadTimeoutSeconds: Int = Int(KeepAlive.defaultTimeout.components.seconds)
+    @Option(name: SettingKeys.xmppDeadTimeout.flag, help: SettingKeys.xmppDeadTimeout.help)
+    var deadTimeoutSeconds: Int?
 
-    @Option(
-        name: .customLong("xmpp-reconnect-max"),
-        help: "Longest wait between reconnection attempts, in seconds (default 60; the first wait is 1 s).")
-    var reconnectMaxSeconds: Int = Int(ReconnectBackoff.defaultMaximum.components.seconds)
+    @Option(name: SettingKeys.xmppReconnectMax.flag, help: SettingKeys.xmppReconnectMax.help)
+    var reconnectMaxSeconds: Int?
 
-    @Option(
-        name: .customLong("xmpp-max-stanza-bytes"),
-        help: "Largest stanza accepted from the XMPP server, e.g. the roster (default 32MiB).")
-    var maxStanzaBytes: ByteSize = ByteSize(bytes: XMPPClientConfiguration.defaultMaxStanzaBytes)
+    @Option(name: SettingKeys.xmppMaxStanzaBytes.flag, help: SettingKeys.xmppMaxStanzaBytes.help)
+    var maxStanzaBytes: ByteSize?
 
-    @Option(
-        name: .customLong("probe-timeout"),
-        help: "Seconds a query waits for the server's answer to a probe before answering lost (default 2).")
-    var probeTimeoutSeconds: Double = PresenceLookup.Configuration.defaultProbeTimeout.seconds
+    @Option(name: SettingKeys.probeTimeout.flag, help: SettingKeys.probeTimeout.help)
+    var probeTimeoutSeconds: Double?
 
-    @Option(
-        name: .customLong("probe-rate"),
-        help: "Most users probed per second; queries over it answer at once with rate-limited (default 200).")
-    var probesPerSecond: Double = PresenceLookup.Configuration.defaultProbesPerSecond
+    @Option(name: SettingKeys.probeRate.flag, help: SettingKeys.probeRate.help)
+    var probesPerSecond: Double?
 
-    @Option(
-        name: .customLong("xmpp-settle"),
-        help: ArgumentHelp(
-            "Milliseconds a member must stay quiet after an available presence before an answer counts as having all "
-                + "their resources (default 10).",
-            discussion: "The server sends one presence per resource, from as many processes on ejabberd, in no "
-                + "promised order; an offline answer never waits."))
-    var settleMilliseconds: Int = Int(XMPPPresenceSource.AnswerConfiguration.defaultSettle / .milliseconds(1))
+    @Option(name: SettingKeys.xmppSettle.flag, help: SettingKeys.xmppSettle.help)
+    var settleMilliseconds: Int?
 
-    @Option(
-        name: .customLong("xmpp-reask-interval"),
-        help: "Seconds between asking again about roster members the snapshot has no certain answer for (default 10).")
-    var reaskIntervalSeconds: Int = Int(XMPPPresenceSource.AnswerConfiguration.defaultReaskInterval.components.seconds)
+    @Option(name: SettingKeys.xmppReaskInterval.flag, help: SettingKeys.xmppReaskInterval.help)
+    var reaskIntervalSeconds: Int?
 
-    @Option(
-        name: .customLong("xmpp-questions-in-flight"),
-        help: ArgumentHelp(
-            "Most last-activity questions about members in flight at once (default 256).",
-            discussion: "Fewer while the server answers slowly: about one second of its answers, so a server that "
-                + "reads the watcher at a limited rate (a shaper) is never handed a backlog."))
-    var questionsInFlight: Int = XMPPPresenceSource.AnswerConfiguration.defaultQuestionsInFlight
+    @Option(name: SettingKeys.xmppQuestionsInFlight.flag, help: SettingKeys.xmppQuestionsInFlight.help)
+    var questionsInFlight: Int?
+
+    func record(into flags: inout FlagLayer) {
+        flags.record(SettingKeys.xmppJID, jid)
+        flags.record(SettingKeys.xmppPasswordFile, passwordFile)
+        flags.record(SettingKeys.xmppHost, host)
+        flags.record(SettingKeys.xmppPort, port)
+        flags.record(SettingKeys.xmppTLS, tls)
+        flags.record(SettingKeys.xmppCAFile, caFile)
+        flags.record(SettingKeys.xmppResource, resource)
+        flags.record(SettingKeys.xmppKeepAlive, keepAliveSeconds)
+        flags.record(SettingKeys.xmppDeadTimeout, deadTimeoutSeconds)
+        flags.record(SettingKeys.xmppReconnectMax, reconnectMaxSeconds)
+        flags.record(SettingKeys.xmppMaxStanzaBytes, maxStanzaBytes)
+        flags.record(SettingKeys.probeTimeout, probeTimeoutSeconds)
+        flags.record(SettingKeys.probeRate, probesPerSecond)
+        flags.record(SettingKeys.xmppSettle, settleMilliseconds)
+        flags.record(SettingKeys.xmppReaskInterval, reaskIntervalSeconds)
+        flags.record(SettingKeys.xmppQuestionsInFlight, questionsInFlight)
+    }
+}
+
+/// The XMPP server in force: the watcher account, how to reach it and how it is asked.
+struct XMPPSettings {
+    let jid: String?
+    let passwordFile: String?
+    let host: String?
+    let port: Int
+    let tls: TLSPolicy?
+    let caFile: String?
+    let resource: String
+    let keepAliveSeconds: Int
+    let deadTimeoutSeconds: Int
+    let reconnectMaxSeconds: Int
+    let maxStanzaBytes: ByteSize
+    let probeTimeoutSeconds: Double
+    let probesPerSecond: Double
+    let settleMilliseconds: Int
+    let reaskIntervalSeconds: Int
+    let questionsInFlight: Int
+
+    init(_ settings: Settings) throws {
+        jid = try settings(SettingKeys.xmppJID)
+        passwordFile = try settings(SettingKeys.xmppPasswordFile)
+        host = try settings(SettingKeys.xmppHost)
+        port = try settings(SettingKeys.xmppPort)
+        tls = try settings(SettingKeys.xmppTLS)
+        caFile = try settings(SettingKeys.xmppCAFile)
+        resource = try settings(SettingKeys.xmppResource)
+        keepAliveSeconds = try settings(SettingKeys.xmppKeepAlive)
+        deadTimeoutSeconds = try settings(SettingKeys.xmppDeadTimeout)
+        reconnectMaxSeconds = try settings(SettingKeys.xmppReconnectMax)
+        maxStanzaBytes = try settings(SettingKeys.xmppMaxStanzaBytes)
+        probeTimeoutSeconds = try settings(SettingKeys.probeTimeout)
+        probesPerSecond = try settings(SettingKeys.probeRate)
+        settleMilliseconds = try settings(SettingKeys.xmppSettle)
+        reaskIntervalSeconds = try settings(SettingKeys.xmppReaskInterval)
+        questionsInFlight = try settings(SettingKeys.xmppQuestionsInFlight)
+        try validate()
+    }
 
     /// How the source decides that the server has answered about a member.
     var answering: XMPPPresenceSource.AnswerConfiguration {
@@ -109,7 +131,7 @@ struct XMPPOptions: ParsableArguments {
             probesPerSecond: probesPerSecond)
     }
 
-    func validate() throws {
+    private func validate() throws {
         guard probeTimeoutSeconds.isFinite, probeTimeoutSeconds >= 0.001, probeTimeoutSeconds <= 3600 else {
             throw ValidationError("--probe-timeout must be between 0.001 and 3600 seconds")
         }

@@ -7,7 +7,7 @@ import PresenceWire
 /// Runs `compare --sweep`: the dictionary once, then every evicting storage at every value of the swept limit,
 /// on the machine's cores.
 struct SweepRunner {
-    let options: ReplayOptions
+    let options: ReplaySettings
     let specification: SweepSpecification
     let steps: Int
     /// Whether each evicting storage is also swept with a disk tier under it (`KIND+disk`).
@@ -82,7 +82,7 @@ struct SweepRunner {
 
     /// The storage configuration of the command line with the swept limit set to `value`.
     private func configuration(for value: Int) -> StorageConfiguration {
-        var configuration = options.storage.configuration(memoryBudget: options.pressure.memoryBudget?.bytes)
+        var configuration = options.storage.configuration(memoryBudget: options.pressure.memoryBudget)
         switch specification.parameter {
         case .countLimit: configuration.countLimit = value
         case .costLimit: configuration.costLimit = value
