@@ -92,6 +92,7 @@ struct ServeConfigurationTests {
         ("storage: lru\nevents-retry: [1, 2]\n", ":2: key 'events-retry' takes one value", "not a list"),
         ("http:\n  host: 0.0.0.0\n", ":2: key 'http' takes a plain value", "mapping"),
         ("storage: lru\n\ncount-limit: lots\n", ":3: key 'count-limit'", "'lots' is invalid"),
+        ("storage: lru\nttl: 0\n", ":2: key 'ttl': must be at least 1 second", "not 0"),
         ("storage: [lru\n", "is not valid YAML or JSON", "did not find expected"),
         ("- storage\n- lru\n", ":1: must be a mapping", "flag names"),
         ("help: true\n", ":1: unknown key 'help'", "command line only"),
@@ -120,6 +121,12 @@ struct ServeConfigurationTests {
         let badValue = try CLI.run(["serve"], environment: ["PRESENCE_MAX_CONNECTIONS": "many"])
         #expect(badValue.status == 64)
         #expect(badValue.stderr.contains("environment PRESENCE_MAX_CONNECTIONS: key 'max-connections'"), "\(badValue.stderr)")
+
+        let outOfBounds = try CLI.run(["serve"], environment: ["PRESENCE_EVENTS_RETRY": "0"])
+        #expect(outOfBounds.status == 64)
+        #expect(
+            outOfBounds.stderr.contains("environment PRESENCE_EVENTS_RETRY: key 'events-retry': must be between 1 and"),
+            "\(outOfBounds.stderr)")
     }
 
     @Test func everyFlagOfTheServiceHasAKey() throws {

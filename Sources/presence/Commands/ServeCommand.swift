@@ -46,7 +46,8 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("config"),
         help: ArgumentHelp(
             "A YAML or JSON file of settings keyed by flag name (also \(EnvironmentLayer.configFileVariable)).",
-            discussion: "Flags override PRESENCE_* environment variables (PRESENCE_XMPP_JID for --xmpp-jid), which override the file."
+            discussion:
+                "Flags override PRESENCE_* environment variables (PRESENCE_XMPP_JID for --xmpp-jid), which override the file."
         ))
     var configFile: String?
 
@@ -61,7 +62,9 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: String?
 
     /// The settings in force: these flags over the `PRESENCE_*` variables over the `--config` file.
-    func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError)
+    func settings(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError)
         -> Settings
     {
         var flags = FlagLayer()
@@ -82,9 +85,12 @@ struct ServeCommand: AsyncParsableCommand {
     /// The settings in force and what the service makes of them; a value or a combination the service cannot
     /// use is a usage error (exit 64) that names where it was set.
     func resolve() throws -> (settings: Settings, serve: ServeSettings) {
-        let settings: Settings
-        do { settings = try self.settings() } catch { throw ValidationError(error.description) }
-        return (settings, try ServeSettings(settings))
+        do {
+            let settings = try self.settings()
+            return (settings, try ServeSettings(settings))
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
     }
 
     func validate() throws {
@@ -121,7 +127,8 @@ extension ServeCommand {
             idleTimeout: settings.listeners.idleTimeout, stream: settings.stream.configuration,
             decoder: settings.stream.decoder, lookup: settings.xmpp.lookupConfiguration, events: settings.events,
             http: settings.httpLimits,
-            access: try settings.access.access(), tls: try settings.access.tls(), feedSecret: try settings.access.feedSecret(),
+            access: try settings.access.access(), tls: try settings.access.tls(),
+            feedSecret: try settings.access.feedSecret(),
             readiness: settings.replicas.readiness)
         configuration.secretReloading = settings.access.reloading
         let metrics = ServiceMetrics()

@@ -64,7 +64,9 @@ struct ConfigurationFile {
     }
 
     /// The value as its setting reads it, or the error that names what is wrong with it.
-    private static func text(of value: Node, for key: AnySettingKey, in path: String, line: Int?)
+    private static func text(
+        of value: Node, for key: AnySettingKey, in path: String, line: Int?
+    )
         throws(ConfigurationError) -> String
     {
         let name = key.name

@@ -1,4 +1,5 @@
 import Foundation
+
 /// `presence serve --print-config`: every setting in force, in the configuration file's syntax, each with where it
 /// comes from. Secrets are never in it: every secret is a file of its own and only its path is a setting.
 struct ConfigurationPrinter {

@@ -16,9 +16,10 @@ struct EnvironmentLayer {
         where variable.hasPrefix("PRESENCE_") && variable != Self.configFileVariable {
             guard let key = byVariable[variable] else {
                 let name = variable.dropFirst("PRESENCE_".count).lowercased().replacingOccurrences(of: "_", with: "-")
-                let hint = SettingKeys.suggestion(for: name).map {
-                    " (did you mean PRESENCE_\($0.uppercased().replacingOccurrences(of: "-", with: "_"))?)"
-                } ?? ""
+                let hint =
+                    SettingKeys.suggestion(for: name).map {
+                        " (did you mean PRESENCE_\($0.uppercased().replacingOccurrences(of: "-", with: "_"))?)"
+                    } ?? ""
                 throw .environment(variable, "'\(name)' is not a flag of presence serve\(hint)")
             }
             if let refusal = key.refusal(of: value) {

@@ -13,13 +13,16 @@ struct SettingKey<Value: SettingValue>: Sendable {
     let defaultValue: Value
     /// How the help shows a default that is not a plain value ("one per core", "32MiB"); nil shows the value.
     let shownDefault: String?
+    /// The values it accepts beyond its type; nil for any.
+    let bounds: SettingBounds<Value>?
     /// The setting is the path of a file that holds a secret: the path is a setting, the secret never is.
     let namesSecretFile: Bool
 
     init(
         _ name: String, _ abstract: String, default defaultValue: Value, shown shownDefault: String? = nil,
-        discussion: String = "", namesSecretFile: Bool = false
+        bounds: SettingBounds<Value>? = nil, discussion: String = "", namesSecretFile: Bool = false
     ) {
+        self.bounds = bounds
         self.name = name
         self.abstract = abstract
         self.discussion = discussion

@@ -9,12 +9,13 @@ extension SettingKeys {
     static let allowRemote = SettingKey<Bool>(
         "allow-remote", "Allow listening on addresses other than loopback", default: false)
     static let maxConnections = SettingKey<Int>(
-        "max-connections", "Most feeder connections at once", default: ServiceConfiguration.defaultMaxConnections)
+        "max-connections", "Most feeder connections at once", default: ServiceConfiguration.defaultMaxConnections,
+        bounds: .atLeast(1))
     static let feedApplyThreads = SettingKey<Int>(
         "feed-apply-threads", "Threads that decode and apply what feeders send, shared by all feeders",
-        default: ServiceConfiguration.defaultApplyThreads, shown: "one per core")
+        default: ServiceConfiguration.defaultApplyThreads, shown: "one per core", bounds: .between(1, 256))
     static let idleTimeout = SettingKey<Int>(
-        "idle-timeout", "Seconds after which a silent feeder is closed", default: 300)
+        "idle-timeout", "Seconds after which a silent feeder is closed", default: 300, bounds: .atLeast(1, "second"))
 
     static let apiTokenFile = SettingKey<String?>(
         "api-token-file",
@@ -28,21 +29,23 @@ extension SettingKeys {
         default: nil, namesSecretFile: true)
     static let tlsCertificate = SettingKey<String?>(
         "tls-cert", "PEM certificate chain for TLS on both listeners", default: nil)
-    static let tlsKey = SettingKey<String?>("tls-key", "PEM private key of --tls-cert", default: nil, namesSecretFile: true)
+    static let tlsKey = SettingKey<String?>(
+        "tls-key", "PEM private key of --tls-cert", default: nil, namesSecretFile: true)
     static let insecureHTTP = SettingKey<Bool>(
         "insecure-http", "Allow listeners on non-loopback addresses without TLS (presence then travels unencrypted)",
         default: false)
 
     static let httpMaxBatch = SettingKey<Int>(
-        "http-max-batch", "Most JIDs in one GET /v1/presence?jid=...", default: HTTPLimits.defaultMaxBatchJIDs)
+        "http-max-batch", "Most JIDs in one GET /v1/presence?jid=...", default: HTTPLimits.defaultMaxBatchJIDs,
+        bounds: .atLeast(1))
     static let httpMaxConnections = SettingKey<Int>(
         "http-max-connections",
         "Most HTTP connections at once, change streams included; one more waits to be accepted",
-        default: HTTPLimits.defaultMaxConnections)
+        default: HTTPLimits.defaultMaxConnections, bounds: .atLeast(1))
     static let httpHeaderTimeout = SettingKey<Double>(
         "http-header-timeout",
         "Seconds a client may take to send a request's headers, or to ask again on a kept connection",
-        default: HTTPLimits.defaultHeaderTimeout.seconds)
+        default: HTTPLimits.defaultHeaderTimeout.seconds, bounds: .between(0.1, 86_400, "seconds"))
 
     static let logLevel = SettingKey<String>(
         "log-level", "trace, debug, info, notice, warning, error or critical", default: "info")

@@ -35,12 +35,20 @@ struct Settings {
         reader = ConfigReader(providers: layers.map(\.provider))
     }
 
-    /// The value of `key` in force: the highest layer's, else the default.
+    /// The value of `key` in force: the highest layer's, else the default; refused, with where it was set, when it
+    /// is out of the key's bounds.
     func callAsFunction<Value>(_ key: SettingKey<Value>) throws(ConfigurationError) -> Value {
         guard let text = reader.string(forKey: key.configKey) else { return key.defaultValue }
         guard let value = Value(settingText: text) else {
             // Each layer is checked when it is read; a value that still does not read is named where it is.
             throw .setting(key.name, at: source(of: key.erased), key.erased.refusal(of: text) ?? "")
+        }
+        if let bounds = key.bounds, !bounds.admits(value) {
+            let source = source(of: key.erased)
+            guard source != .commandLine else {
+                throw ConfigurationError(description: "--\(key.name) must be \(bounds.requirement)")
+            }
+            throw .setting(key.name, at: source, "must be \(bounds.requirement), not \(text)")
         }
         return value
     }

@@ -135,13 +135,17 @@ struct ServiceAccessSettings {
         var reloading = SecretReloading()
         if let file = apiTokenFile {
             let metricsOpen = self.metricsOpen
-            reloading.access = { @Sendable () throws -> APIAccess in try Self.access(tokenFile: file, metricsOpen: metricsOpen) }
+            reloading.access = { @Sendable () throws -> APIAccess in
+                try Self.access(tokenFile: file, metricsOpen: metricsOpen)
+            }
         }
         if let file = feedSecretFile {
             reloading.feedSecret = { @Sendable () throws -> FeedSecret in try Self.feedSecret(file: file) }
         }
         if let certificate = tlsCertificate, let key = tlsKey {
-            reloading.tls = { @Sendable () throws -> TLSConfiguration in try Self.tls(certificate: certificate, key: key) }
+            reloading.tls = { @Sendable () throws -> TLSConfiguration in
+                try Self.tls(certificate: certificate, key: key)
+            }
         }
         return reloading
     }

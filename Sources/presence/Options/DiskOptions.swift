@@ -34,10 +34,6 @@ struct DiskTierSettings {
         reset = try settings(SettingKeys.diskReset)
         let flushInterval = try settings(SettingKeys.diskFlushInterval)
         let flushDirty = try settings(SettingKeys.diskFlushDirty)
-        if !(1 ... 3_600_000).contains(flushInterval) {
-            throw ValidationError("--disk-flush-interval must be between 1 and 3600000 milliseconds")
-        }
-        if flushDirty < 1 { throw ValidationError("--disk-flush-dirty must be at least 1") }
         if reset && dataDirectory == nil { throw ValidationError("--disk-reset needs --data-dir") }
         configuration = TieredStorage.Configuration(
             flushInterval: .milliseconds(flushInterval), flushDirtyThreshold: flushDirty)

@@ -40,16 +40,6 @@ extension EventStreamConfiguration {
         let history = try settings(SettingKeys.eventsHistory)
         let heartbeat = try settings(SettingKeys.eventsHeartbeat)
         let writeTimeout = try settings(SettingKeys.eventsWriteTimeout)
-        guard (1 ... 3_600_000).contains(retry) else {
-            throw ValidationError("--events-retry must be between 1 and 3600000 milliseconds")
-        }
-        guard maxJIDs >= 1, maxStreams >= 1, history >= 1 else {
-            throw ValidationError("--events-max-jids, --events-max-streams and --events-history must be at least 1")
-        }
-        for (name, value) in [("--events-heartbeat", heartbeat), ("--events-write-timeout", writeTimeout)]
-        where !(0.1 ... 86_400).contains(value) {
-            throw ValidationError("\(name) must be between 0.1 and 86400 seconds")
-        }
         self.init(
             maxJIDsPerStream: maxJIDs, maxStreams: maxStreams,
             heartbeat: .milliseconds(Int64((heartbeat * 1000).rounded())),

@@ -25,12 +25,6 @@ extension HTTPLimits {
         let maxBatchJIDs = try settings(SettingKeys.httpMaxBatch)
         let maxConnections = try settings(SettingKeys.httpMaxConnections)
         let headerTimeout = try settings(SettingKeys.httpHeaderTimeout)
-        guard maxBatchJIDs >= 1, maxConnections >= 1 else {
-            throw ValidationError("--http-max-batch and --http-max-connections must be at least 1")
-        }
-        guard (0.1 ... 86_400).contains(headerTimeout) else {
-            throw ValidationError("--http-header-timeout must be between 0.1 and 86400 seconds")
-        }
         self.init(
             maxBatchJIDs: maxBatchJIDs, maxConnections: maxConnections,
             headerTimeout: .milliseconds(Int64(headerTimeout * 1000)))

@@ -50,11 +50,6 @@ struct ListenerSettings {
                 throw ValidationError("\(address.host) is not a loopback address; pass --allow-remote to listen on it")
             }
         }
-        if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
-        if !(1 ... 256).contains(applyThreads) {
-            throw ValidationError("--feed-apply-threads must be between 1 and 256")
-        }
-        if idleSeconds < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
         idleTimeout = .seconds(idleSeconds)
     }
 }

@@ -27,7 +27,6 @@ struct RealPressure {
     init(_ settings: Settings) throws {
         memoryBudget = try settings(SettingKeys.memoryBudget)?.bytes
         psi = try settings(SettingKeys.psi)
-        if let memoryBudget, memoryBudget < 1 { throw ValidationError("--memory-budget must be at least 1 byte") }
     }
 
     /// The sources; `kernel` must be stopped when done. `unavailable` names the kernel signals asked for that

@@ -18,9 +18,13 @@ struct ReplayOptions: ParsableArguments {
         pressure.record(into: &flags)
         stream.record(into: &flags)
         let settings = Settings(flags: flags)
-        return ReplaySettings(
-            storage: try StorageLimits(settings), scripted: scripted, pressure: try RealPressure(settings),
-            stream: try StreamLimits(settings))
+        do {
+            return ReplaySettings(
+                storage: try StorageLimits(settings), scripted: scripted, pressure: try RealPressure(settings),
+                stream: try StreamLimits(settings))
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
     }
 }
 

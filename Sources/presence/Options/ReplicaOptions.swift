@@ -42,13 +42,6 @@ struct ReplicaSettings {
         let grace = try settings(SettingKeys.readyGrace)
         let interval = try settings(SettingKeys.resyncInterval)
         let rate = try settings(SettingKeys.resyncRate)
-        guard (0 ... 86_400).contains(grace) else {
-            throw ValidationError("--ready-grace must be between 0 and 86400 seconds")
-        }
-        if rate < 1 { throw ValidationError("--resync-rate must be at least 1") }
-        if let seconds = interval.seconds, !(0.1 ... 604_800).contains(seconds) {
-            throw ValidationError("--resync-interval must be between 0.1 and 604800 seconds, or never")
-        }
         let resyncKeysSet =
             settings.isSet(SettingKeys.resyncInterval) || settings.isSet(SettingKeys.resyncRate)
             || settings.isSet(SettingKeys.resyncMembers)

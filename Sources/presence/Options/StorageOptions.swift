@@ -73,12 +73,6 @@ struct StorageLimits {
         costLimit = try settings(SettingKeys.costLimit)?.bytes
         timeToLive = try settings(SettingKeys.timeToLive)
         warningRetainFraction = try settings(SettingKeys.warningRetain)
-        if let countLimit, countLimit < 1 { throw ValidationError("--count-limit must be at least 1") }
-        if let costLimit, costLimit < 1 { throw ValidationError("--cost-limit must be at least 1 byte") }
-        if let timeToLive, timeToLive < 1 { throw ValidationError("--ttl must be at least 1 second") }
-        if let warningRetainFraction, !(0 ... 1).contains(warningRetainFraction) {
-            throw ValidationError("--warning-retain must be between 0 and 1")
-        }
     }
 
     func configuration(memoryBudget: Int?) -> StorageConfiguration {

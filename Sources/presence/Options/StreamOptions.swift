@@ -34,10 +34,6 @@ struct StreamLimits {
         let maxDepth = try settings(SettingKeys.maxDepth)
         let maxChildren = try settings(SettingKeys.maxChildren)
         let maxStatusBytes = try settings(SettingKeys.maxStatusBytes)
-        if maxStanzaBytes < 64 { throw ValidationError("--max-stanza-bytes must be at least 64") }
-        if maxDepth < 1 { throw ValidationError("--max-depth must be at least 1") }
-        if maxChildren < 0 { throw ValidationError("--max-children must not be negative") }
-        if maxStatusBytes < 0 { throw ValidationError("--max-status-bytes must not be negative") }
         configuration = XMPPStreamParser.Configuration(
             limits: XMPPStreamLimits(
                 maxStanzaBytes: maxStanzaBytes, maxElementDepth: maxDepth, maxChildElements: maxChildren))
