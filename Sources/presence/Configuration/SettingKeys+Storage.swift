@@ -4,7 +4,7 @@ import XMPPStream
 
 /// Storage, disk tier, memory and parser keys (shared by `serve` and the offline commands).
 extension SettingKeys {
-    static let storage = SettingKey<StorageName>("storage", StorageName.choices, default: .default)
+    static let storage = SettingKey<StorageName>("storage", "The storage that keeps the statuses", default: .default)
 
     static let countLimit = SettingKey<Int?>(
         "count-limit", "Most users an evicting storage keeps (nscache, lru)", default: nil, bounds: .atLeast(1))
