@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "PresenceWorkload", targets: ["PresenceWorkload"]),
         .library(name: "PresenceSource", targets: ["PresenceSource"]),
         .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
+        .library(name: "ServerSentEvents", targets: ["ServerSentEvents"]),
         .library(name: "PresenceService", targets: ["PresenceService"]),
         .executable(name: "presence", targets: ["presence"]),
     ],
@@ -98,6 +99,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
+        // Server-Sent Events (`text/event-stream`) read from a body of `ByteBuffer`s, such as an async-http-client
+        // response's: the parser and the `AsyncSequence` of events. `presence watch`, the tests and the benchmarks.
+        .target(name: "ServerSentEvents", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         // The running service: TCP feeders in, HTTP queries out.
         .target(
             name: "PresenceService",
@@ -147,6 +151,9 @@ let package = Package(
             dependencies: ["PresenceModel", "PresenceStore", "LoopbackHTTP", "XMPPClient", "XMPPStream"],
             path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
+        .testTarget(
+            name: "ServerSentEventsTests",
+            dependencies: ["ServerSentEvents", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
             name: "XMPPClientTests",
             dependencies: [
