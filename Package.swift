@@ -22,6 +22,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: ["YAML"]),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", "5.4.0" ..< "7.0.0"),
@@ -135,8 +136,11 @@ let package = Package(
             name: "presence",
             dependencies: [
                 "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire",
-                "PresenceWorkload", "PresenceService", "PresenceSource", "XMPPClient", "LoopbackHTTP", "XMPPStream",
+                "PresenceWorkload", "PresenceService", "PresenceSource", "XMPPClient", "ServerSentEvents", "XMPPStream",
                 "PresenceDisk",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
