@@ -152,7 +152,14 @@ let package = Package(
         // swift-collections' `checkCollection`): a new storage gets the whole contract suite by one call.
         .target(
             name: "PresenceTestSupport",
-            dependencies: ["PresenceModel", "PresenceStore", "LoopbackHTTP", "XMPPClient", "XMPPStream"],
+            dependencies: [
+                "PresenceModel", "PresenceStore", "ServerSentEvents", "XMPPClient", "XMPPStream",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
         .testTarget(
@@ -161,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "XMPPClientTests",
             dependencies: [
-                "XMPPClient", "XMPPStream", "LoopbackHTTP", "PresenceModel", "PresenceSource", "PresenceStore",
+                "XMPPClient", "XMPPStream", "PresenceModel", "PresenceSource", "PresenceStore",
                 "PresenceDisk", "PresenceTestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Resources/slixmpp_member.py")]),
@@ -184,7 +191,7 @@ let package = Package(
             name: "PresenceServiceTests",
             dependencies: [
                 "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload",
-                "PresenceSource", "XMPPClient", "PresenceModel", "LoopbackHTTP", "PresenceTestSupport",
+                "PresenceSource", "XMPPClient", "PresenceModel", "PresenceTestSupport", "ServerSentEvents",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -192,7 +199,7 @@ let package = Package(
             resources: [.copy("Resources/slixmpp_component.py")]),
         .testTarget(
             name: "PresenceCLITests",
-            dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
+            dependencies: ["presence", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
             resources: [
                 .copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py"),
                 .copy("Resources/people_page_failover_browser.py"), .copy("Resources/openapi_validate.py"),
