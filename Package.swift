@@ -15,7 +15,6 @@ let package = Package(
         .library(name: "PresenceWire", targets: ["PresenceWire"]),
         .library(name: "PresenceWorkload", targets: ["PresenceWorkload"]),
         .library(name: "PresenceSource", targets: ["PresenceSource"]),
-        .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
         .library(name: "ServerSentEvents", targets: ["ServerSentEvents"]),
         .library(name: "PresenceService", targets: ["PresenceService"]),
         .executable(name: "presence", targets: ["presence"]),
@@ -93,13 +92,6 @@ let package = Package(
             ]),
         // Deterministic, realistic presence streams for samples, tests and benchmarks.
         .target(name: "PresenceWorkload", dependencies: ["PresenceModel"]),
-        // A blocking HTTP/1.1 GET client, plain or TLS (swift-nio-ssl): the CLI's `--server` mode and the tests.
-        .target(
-            name: "LoopbackHTTP",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]),
         // Server-Sent Events (`text/event-stream`) read from a body of `ByteBuffer`s, such as an async-http-client
         // response's: the parser and the `AsyncSequence` of events. `presence watch`, the tests and the benchmarks.
         .target(name: "ServerSentEvents", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
