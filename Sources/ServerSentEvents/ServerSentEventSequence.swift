@@ -14,6 +14,7 @@ public struct ServerSentEventSequence<Base: AsyncSequence>: AsyncSequence where 
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
 
+    /// Reads the body a buffer at a time and hands out the events each buffer completes, in order.
     public struct AsyncIterator: AsyncIteratorProtocol {
         private var base: Base.AsyncIterator
         private var parser = ServerSentEventParser()
