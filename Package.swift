@@ -15,12 +15,13 @@ let package = Package(
         .library(name: "PresenceWire", targets: ["PresenceWire"]),
         .library(name: "PresenceWorkload", targets: ["PresenceWorkload"]),
         .library(name: "PresenceSource", targets: ["PresenceSource"]),
-        .library(name: "LoopbackHTTP", targets: ["LoopbackHTTP"]),
+        .library(name: "ServerSentEvents", targets: ["ServerSentEvents"]),
         .library(name: "PresenceService", targets: ["PresenceService"]),
         .executable(name: "presence", targets: ["presence"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0"),
         .package(url: "https://github.com/jpsim/Yams", "5.4.0" ..< "7.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0" ..< "5.0.0"),
@@ -90,13 +91,9 @@ let package = Package(
             ]),
         // Deterministic, realistic presence streams for samples, tests and benchmarks.
         .target(name: "PresenceWorkload", dependencies: ["PresenceModel"]),
-        // A blocking HTTP/1.1 GET client, plain or TLS (swift-nio-ssl): the CLI's `--server` mode and the tests.
-        .target(
-            name: "LoopbackHTTP",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]),
+        // Server-Sent Events (`text/event-stream`) read from a body of `ByteBuffer`s, such as an async-http-client
+        // response's: the parser and the `AsyncSequence` of events. `presence watch`, the tests and the benchmarks.
+        .target(name: "ServerSentEvents", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         // The running service: TCP feeders in, HTTP queries out.
         .target(
             name: "PresenceService",
@@ -130,8 +127,11 @@ let package = Package(
             name: "presence",
             dependencies: [
                 "PresenceModel", "PresenceStore", "PresencePressure", "PresenceIngest", "PresenceWire",
-                "PresenceWorkload", "PresenceService", "PresenceSource", "XMPPClient", "LoopbackHTTP", "XMPPStream",
+                "PresenceWorkload", "PresenceService", "PresenceSource", "XMPPClient", "ServerSentEvents", "XMPPStream",
                 "PresenceDisk",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -142,13 +142,23 @@ let package = Package(
         // swift-collections' `checkCollection`): a new storage gets the whole contract suite by one call.
         .target(
             name: "PresenceTestSupport",
-            dependencies: ["PresenceModel", "PresenceStore", "LoopbackHTTP", "XMPPClient", "XMPPStream"],
+            dependencies: [
+                "PresenceModel", "PresenceStore", "ServerSentEvents", "XMPPClient", "XMPPStream",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             path: "Tests/PresenceTestSupport"),
         .testTarget(name: "XMPPStreamTests", dependencies: ["XMPPStream"]),
         .testTarget(
+            name: "ServerSentEventsTests",
+            dependencies: ["ServerSentEvents", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(
             name: "XMPPClientTests",
             dependencies: [
-                "XMPPClient", "XMPPStream", "LoopbackHTTP", "PresenceModel", "PresenceSource", "PresenceStore",
+                "XMPPClient", "XMPPStream", "PresenceModel", "PresenceSource", "PresenceStore",
                 "PresenceDisk", "PresenceTestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Resources/slixmpp_member.py")]),
@@ -171,7 +181,7 @@ let package = Package(
             name: "PresenceServiceTests",
             dependencies: [
                 "PresenceService", "PresenceStore", "PresenceIngest", "PresenceWire", "PresenceWorkload",
-                "PresenceSource", "XMPPClient", "PresenceModel", "LoopbackHTTP", "PresenceTestSupport",
+                "PresenceSource", "XMPPClient", "PresenceModel", "PresenceTestSupport", "ServerSentEvents",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -179,7 +189,7 @@ let package = Package(
             resources: [.copy("Resources/slixmpp_component.py")]),
         .testTarget(
             name: "PresenceCLITests",
-            dependencies: ["presence", "LoopbackHTTP", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
+            dependencies: ["presence", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
             resources: [
                 .copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py"),
                 .copy("Resources/people_page_failover_browser.py"), .copy("Resources/openapi_validate.py"),

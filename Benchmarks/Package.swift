@@ -10,6 +10,7 @@ let package = Package(
     dependencies: [
         .package(name: "PresenceStore", path: ".."),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -55,7 +56,6 @@ let package = Package(
             name: "ServiceLoad",
             dependencies: [
                 "LoadSupport",
-                .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceService", package: "PresenceStore"),
                 .product(name: "PresenceStore", package: "PresenceStore"),
                 .product(name: "PresenceWire", package: "PresenceStore"),
@@ -110,7 +110,6 @@ let package = Package(
             name: "ProbeRefillLoad",
             dependencies: [
                 "LoadSupport",
-                .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceService", package: "PresenceStore"),
                 .product(name: "PresenceSource", package: "PresenceStore"),
                 .product(name: "PresenceStore", package: "PresenceStore"),
@@ -127,7 +126,6 @@ let package = Package(
             name: "EventStreamLoad",
             dependencies: [
                 "LoadSupport",
-                .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -139,7 +137,6 @@ let package = Package(
             name: "Soak",
             dependencies: [
                 "LoadSupport",
-                .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceModel", package: "PresenceStore"),
                 .product(name: "PresenceWire", package: "PresenceStore"),
                 .product(name: "PresenceWorkload", package: "PresenceStore"),
@@ -158,7 +155,6 @@ let package = Package(
             name: "DiskTierLoad",
             dependencies: [
                 "LoadSupport",
-                .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceDisk", package: "PresenceStore"),
                 .product(name: "PresenceStore", package: "PresenceStore"),
                 .product(name: "PresenceWorkload", package: "PresenceStore"),
@@ -171,7 +167,6 @@ let package = Package(
             name: "ReplicaLoad",
             dependencies: [
                 "LoadSupport",
-                .product(name: "LoopbackHTTP", package: "PresenceStore"),
                 .product(name: "PresenceModel", package: "PresenceStore"),
                 .product(name: "XMPPClient", package: "PresenceStore"),
                 .product(name: "XMPPStream", package: "PresenceStore"),
@@ -179,11 +174,14 @@ let package = Package(
             path: "Benchmarks/ReplicaLoad"
         ),
         // What the loads share: a Prosody of their own with N member accounts, `presence serve` in its own process, a
-        // keep-alive HTTP client, and reporting.
+        // keep-alive HTTP client for the measured queries, async-http-client for the rest, raw loopback sockets
+        // for the feeders (`LoopbackTCP.swift` is a link to the tests' own), and reporting.
         .target(
             name: "LoadSupport",
             dependencies: [
-                .product(name: "LoopbackHTTP", package: "PresenceStore"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServerSentEvents", package: "PresenceStore"),
                 .product(name: "PresenceModel", package: "PresenceStore"),
                 .product(name: "XMPPClient", package: "PresenceStore"),
                 .product(name: "XMPPStream", package: "PresenceStore"),

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
@@ -119,7 +118,7 @@ struct DocumentationExamplesTests {
         // The feed is applied in the background: wait until all 198 people are in.
         #expect(
             try await eventually {
-                let stats = try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/v1/stats")
+                let stats = try await TestHTTP.get(port: server.httpPort, path: "/v1/stats")
                 let json = try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any]
                 return json?["entries"] as? Int == 198
             })

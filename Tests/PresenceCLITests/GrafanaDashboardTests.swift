@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
@@ -61,15 +60,15 @@ struct GrafanaDashboardTests {
                 "--data-dir", data, "--disk-flush-interval", "200",
             ])
         defer { _ = replica.stop() }
-        #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
+        #expect(try await eventually { try await ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
         // One flush, so the disk tier's counters of what it wrote exist.
-        func metrics() throws -> String {
+        func metrics() async throws -> String {
             String(
-                decoding: try LoopbackHTTPClient.get(host: "127.0.0.1", port: replica.httpPort, path: "/metrics").body,
+                decoding: try await TestHTTP.get(port: replica.httpPort, path: "/metrics").body,
                 as: UTF8.self)
         }
-        #expect(try await eventually { try metrics().contains("presence_disk_users_written_total") })
-        let exported = Self.exported(try metrics())
+        #expect(try await eventually { try await metrics().contains("presence_disk_users_written_total") })
+        let exported = Self.exported(try await metrics())
 
         let referenced = Set(
             queries.flatMap { query in

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 
 /// Debian's nginx in front of the replicas, running the shipped sample configuration

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
@@ -15,8 +14,8 @@ struct OpenAPIConformanceTests {
         var recorded: [[String: Any]] = []
 
         @discardableResult
-        func get(_ path: String, port: Int, headers: [String: String] = [:]) throws -> LoopbackHTTPClient.Response {
-            let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path, headers: headers)
+        func get(_ path: String, port: Int, headers: [String: String] = [:]) async throws -> TestHTTP.Response {
+            let response = try await TestHTTP.get(port: port, path: path, headers: headers)
             recorded.append([
                 "path": path, "status": response.status, "contentType": response.headers["content-type"] ?? "",
                 "body": String(decoding: response.body, as: UTF8.self),
@@ -25,11 +24,11 @@ struct OpenAPIConformanceTests {
         }
 
         /// Opens a change stream, reads its first `count` events, and records them.
-        func stream(_ path: String, port: Int, events count: Int) throws {
-            let reader = try ServerSentEventReader(host: "127.0.0.1", port: port, path: path)
+        func stream(_ path: String, port: Int, events count: Int) async throws {
+            let reader = try await TestEventStream(host: "127.0.0.1", port: port, path: path)
             defer { reader.close() }
             var events: [[String: String]] = []
-            while events.count < count, let event = try reader.next() {
+            while events.count < count, let event = try await reader.next() {
                 events.append(["name": event.name, "data": event.data])
             }
             recorded.append([
@@ -39,8 +38,8 @@ struct OpenAPIConformanceTests {
         }
 
         /// A change stream the service refuses: an ordinary response with an error document.
-        func refusedStream(_ path: String, port: Int) throws {
-            try get(path, port: port, headers: ["Accept": "text/event-stream"])
+        func refusedStream(_ path: String, port: Int) async throws {
+            try await get(path, port: port, headers: ["Accept": "text/event-stream"])
         }
     }
 
@@ -61,30 +60,30 @@ struct OpenAPIConformanceTests {
         try Self.feed("multi-device.xml", port: open.feedPort)
         #expect(
             try await eventually {
-                let answer = try LoopbackHTTPClient.get(host: "127.0.0.1", port: open.httpPort, path: "/v1/presence/\(alice)")
+                let answer = try await TestHTTP.get(port: open.httpPort, path: "/v1/presence/\(alice)")
                 return String(decoding: answer.body, as: UTF8.self).contains("\"state\":\"available\"")
             })
         let port = open.httpPort
-        try exchanges.get("/v1/presence/\(alice)", port: port)
-        try exchanges.get("/v1/presence/nobody@example.com", port: port)
-        try exchanges.get("/v1/presence/\(alice)?policy=cache-only", port: port)
-        try exchanges.get("/v1/presence?jid=\(alice)&jid=nobody@example.com", port: port)
-        try exchanges.get("/v1/presence/not%20a%20jid@", port: port)
-        try exchanges.get("/v1/presence", port: port)
-        try exchanges.get("/v1/presence?jid=\(alice)&policy=sometimes", port: port)
-        try exchanges.get("/v1/presence?jid=\(alice)&policy=probe", port: port)
-        let badge = try exchanges.get("/v1/presence/\(alice)/badge.svg", port: port)
-        try exchanges.get("/v1/presence/\(alice)/badge.svg", port: port, headers: ["If-None-Match": badge.headers["etag"] ?? ""])
-        try exchanges.get("/v1/presence/@/badge.svg", port: port)
-        try exchanges.get("/v1/stats", port: port)
-        try exchanges.get("/metrics", port: port)
-        try exchanges.get("/healthz", port: port)
-        try exchanges.get("/readyz", port: port)
+        try await exchanges.get("/v1/presence/\(alice)", port: port)
+        try await exchanges.get("/v1/presence/nobody@example.com", port: port)
+        try await exchanges.get("/v1/presence/\(alice)?policy=cache-only", port: port)
+        try await exchanges.get("/v1/presence?jid=\(alice)&jid=nobody@example.com", port: port)
+        try await exchanges.get("/v1/presence/not%20a%20jid@", port: port)
+        try await exchanges.get("/v1/presence", port: port)
+        try await exchanges.get("/v1/presence?jid=\(alice)&policy=sometimes", port: port)
+        try await exchanges.get("/v1/presence?jid=\(alice)&policy=probe", port: port)
+        let badge = try await exchanges.get("/v1/presence/\(alice)/badge.svg", port: port)
+        try await exchanges.get("/v1/presence/\(alice)/badge.svg", port: port, headers: ["If-None-Match": badge.headers["etag"] ?? ""])
+        try await exchanges.get("/v1/presence/@/badge.svg", port: port)
+        try await exchanges.get("/v1/stats", port: port)
+        try await exchanges.get("/metrics", port: port)
+        try await exchanges.get("/healthz", port: port)
+        try await exchanges.get("/readyz", port: port)
         for file in ["/", "/people.js", "/people.css"] {
-            let page = try exchanges.get(file, port: port)
-            if let etag = page.headers["etag"] { try exchanges.get(file, port: port, headers: ["If-None-Match": etag]) }
+            let page = try await exchanges.get(file, port: port)
+            if let etag = page.headers["etag"] { try await exchanges.get(file, port: port, headers: ["If-None-Match": etag]) }
         }
-        let served = try exchanges.get("/openapi.yaml", port: port)
+        let served = try await exchanges.get("/openapi.yaml", port: port)
         let repository = try String(contentsOf: Self.document, encoding: .utf8)
         let openDocument = repository.replacingOccurrences(
             of: "\nsecurity:\n  - bearerToken: []\n  - tokenCookie: []\n", with: "\nsecurity: []\n"
@@ -93,23 +92,23 @@ struct OpenAPIConformanceTests {
         #expect(
             String(decoding: served.body, as: UTF8.self) == openDocument,
             "a service without tokens and with --events-max-jids 3 serves the repository's document saying so")
-        try exchanges.stream("/v1/presence/events?jid=\(alice)&jid=nobody@example.com", port: port, events: 2)
-        try exchanges.refusedStream("/v1/presence/events?jid=a@x&jid=b@x&jid=c@x&jid=d@x", port: port)
-        try exchanges.refusedStream("/v1/presence/events?jid=a@", port: port)
+        try await exchanges.stream("/v1/presence/events?jid=\(alice)&jid=nobody@example.com", port: port, events: 2)
+        try await exchanges.refusedStream("/v1/presence/events?jid=a@x&jid=b@x&jid=c@x&jid=d@x", port: port)
+        try await exchanges.refusedStream("/v1/presence/events?jid=a@", port: port)
         // Two streams open: the third is one too many. (The service notices a stream's reader is gone at its next
         // write: wait for the one above to be let go first.)
         #expect(
             try await eventually(timeout: .seconds(30)) {
-                let stats = try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: "/v1/stats")
+                let stats = try await TestHTTP.get(port: port, path: "/v1/stats")
                 return (try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any])?["eventStreams"]
                     as? Int == 0
             })
-        let first = try ServerSentEventReader(host: "127.0.0.1", port: port, path: "/v1/presence/events?jid=\(alice)")
-        let second = try ServerSentEventReader(host: "127.0.0.1", port: port, path: "/v1/presence/events?jid=\(alice)")
+        let first = try await TestEventStream(host: "127.0.0.1", port: port, path: "/v1/presence/events?jid=\(alice)")
+        let second = try await TestEventStream(host: "127.0.0.1", port: port, path: "/v1/presence/events?jid=\(alice)")
         #expect(first.status == 200 && second.status == 200)
-        _ = try first.next()
-        _ = try second.next()
-        try exchanges.refusedStream("/v1/presence/events?jid=\(alice)", port: port)
+        _ = try await first.next()
+        _ = try await second.next()
+        try await exchanges.refusedStream("/v1/presence/events?jid=\(alice)", port: port)
         first.close()
         second.close()
 
@@ -119,9 +118,9 @@ struct OpenAPIConformanceTests {
         defer { try? FileManager.default.removeItem(at: tokens) }
         let guarded = try RunningServer(["--api-token-file", tokens.path])
         defer { _ = guarded.stop() }
-        try exchanges.get("/v1/stats", port: guarded.httpPort)
-        try exchanges.get("/v1/presence/\(alice)", port: guarded.httpPort)
-        let guardedDocument = try exchanges.get("/openapi.yaml", port: guarded.httpPort)
+        try await exchanges.get("/v1/stats", port: guarded.httpPort)
+        try await exchanges.get("/v1/presence/\(alice)", port: guarded.httpPort)
+        let guardedDocument = try await exchanges.get("/openapi.yaml", port: guarded.httpPort)
         #expect(guardedDocument.body == Array(repository.utf8), "a service with tokens serves the repository's document")
 
         // A replica that is not ready and refuses: its XMPP server is not there.
@@ -131,11 +130,11 @@ struct OpenAPIConformanceTests {
         let refusing = try RunningServer(
             ServeReplicaTests.replicaArgumentsToNowhere(in: directory) + ["--when-not-ready", "refuse"])
         defer { _ = refusing.stop() }
-        try exchanges.get("/readyz", port: refusing.httpPort)
-        try exchanges.get("/v1/presence/\(alice)", port: refusing.httpPort)
-        try exchanges.get("/v1/presence?jid=\(alice)", port: refusing.httpPort)
-        try exchanges.get("/v1/presence/\(alice)/badge.svg", port: refusing.httpPort)
-        try exchanges.refusedStream("/v1/presence/events?jid=\(alice)", port: refusing.httpPort)
+        try await exchanges.get("/readyz", port: refusing.httpPort)
+        try await exchanges.get("/v1/presence/\(alice)", port: refusing.httpPort)
+        try await exchanges.get("/v1/presence?jid=\(alice)", port: refusing.httpPort)
+        try await exchanges.get("/v1/presence/\(alice)/badge.svg", port: refusing.httpPort)
+        try await exchanges.refusedStream("/v1/presence/events?jid=\(alice)", port: refusing.httpPort)
 
         let file = directory.appendingPathComponent("exchanges.json")
         try JSONSerialization.data(withJSONObject: exchanges.recorded).write(to: file)

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
@@ -9,13 +8,13 @@ struct PeoplePageBrowserTests {
     /// Where the page's screenshot is kept after the test: `.build/artifacts/people-page.png`.
     static let screenshot = CLI.repository.appendingPathComponent(".build/artifacts/people-page.png")
 
-    @Test func aPersonFoundBySearchChangesDotAndTextLiveWithoutAReload() throws {
+    @Test func aPersonFoundBySearchChangesDotAndTextLiveWithoutAReload() async throws {
         guard Self.browserIsInstalled() else { return }
         let server = try RunningServer()
         defer { _ = server.stop() }
         try FileManager.default.createDirectory(
             at: Self.screenshot.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let page = try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/")
+        let page = try await TestHTTP.get(port: server.httpPort, path: "/")
         #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
         #expect(!String(decoding: page.body, as: UTF8.self).contains("http"), "nothing from another origin")
 

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceStore
 import PresenceTestSupport
 import Testing
@@ -12,9 +11,9 @@ struct ReplicasBehindNginxTests {
     static var jids: [String] { members.map { "\($0)@example.test" } }
 
     /// The `n=` counter each member's status carries, by JID, as a replica or the balancer answers it.
-    static func counters(port: Int) throws -> [String: Int]? {
+    static func counters(port: Int) async throws -> [String: Int]? {
         let query = jids.map { "jid=\($0)" }.joined(separator: "&")
-        let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: "/v1/presence?\(query)")
+        let response = try await TestHTTP.get(port: port, path: "/v1/presence?\(query)")
         guard response.status == 200,
             let document = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
             let results = document["results"] as? [[String: Any]]
@@ -55,22 +54,22 @@ struct ReplicasBehindNginxTests {
         var replicas = try (1 ... 3).map { try replica($0) }
         defer { for replica in replicas { _ = replica.stop() } }
         for replica in replicas {
-            #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
+            #expect(try await eventually { try await ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
         }
         let nginx = try NginxBalancer(replicaPorts: replicas.map(\.httpPort))
 
         // Every replica holds the whole picture, so every answer through the balancer is exact.
         try await setEveryone(to: 1)
         for replica in replicas {
-            #expect(try await eventually { try Self.counters(port: replica.httpPort) == Self.everyone(at: 1) })
+            #expect(try await eventually { try await Self.counters(port: replica.httpPort) == Self.everyone(at: 1) })
         }
-        for _ in 0 ..< 30 { #expect(try Self.counters(port: nginx.port) == Self.everyone(at: 1)) }
+        for _ in 0 ..< 30 { #expect(try await Self.counters(port: nginx.port) == Self.everyone(at: 1)) }
 
         // Under load: 50 querying clients and 3 change streams, all through nginx.
         let load = BalancerLoad(port: nginx.port, clients: 50, streams: 3, jids: Self.jids)
-        // The load's threads end with the test whatever it throws; left running they would spin on a closed port
+        // The load's tasks end with the test whatever it throws; left running they would spin on a closed port
         // and starve every test after this one.
-        defer { _ = load.stop() }
+        defer { load.stop() }
         try await Task.sleep(for: .seconds(1))
         try await setEveryone(to: 2)
         // Every stream open and caught up before a replica dies: a loaded machine can take seconds to open them.
@@ -82,7 +81,7 @@ struct ReplicasBehindNginxTests {
         let serving = load.instancesSoFar
         var killedIndex = 0
         for (index, replica) in replicas.enumerated() {
-            let instance = try ServeReplicaTests.get("/readyz", port: replica.httpPort).json?["instance"] as? String
+            let instance = try await ServeReplicaTests.get("/readyz", port: replica.httpPort).json?["instance"] as? String
             if let instance, serving.contains(instance) {
                 killedIndex = index
                 break
@@ -96,12 +95,12 @@ struct ReplicasBehindNginxTests {
         try await Task.sleep(for: .seconds(2))
         try await setEveryone(to: 4)
         for (index, replica) in replicas.enumerated() where index != killedIndex {
-            #expect(try await eventually { try Self.counters(port: replica.httpPort) == Self.everyone(at: 4) })
+            #expect(try await eventually { try await Self.counters(port: replica.httpPort) == Self.everyone(at: 4) })
         }
         #expect(
             try await eventually(timeout: .seconds(15)) { load.latestByStream.allSatisfy { $0 == Self.everyone(at: 4) } },
             "every stream reaches the latest status of everyone: \(load.latestByStream)")
-        let outcome = try await onAThreadOfItsOwn { load.stop() }
+        let outcome = await load.finish()
         #expect(outcome.requests > 500, "the clients kept asking: \(outcome.requests) requests")
         #expect(outcome.failures.isEmpty, "no request failed through nginx: \(outcome.failures.prefix(5))")
         #expect(outcome.regressions.isEmpty, "no stream showed an older status after a newer one: \(outcome.regressions)")
@@ -112,28 +111,28 @@ struct ReplicasBehindNginxTests {
         // balancer again with the latest statuses.
         let back = try replica(killedIndex + 1, httpPort: killedPort)
         replicas[killedIndex] = back
-        #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: back.httpPort).status == 200 })
+        #expect(try await eventually { try await ServeReplicaTests.get("/readyz", port: back.httpPort).status == 200 })
         let log = back.log
         let notReady = try #require(log.range(of: "not ready"))
         let snapshot = try #require(log.range(of: "roster snapshot complete"))
         #expect(notReady.lowerBound < snapshot.lowerBound, "not ready before its snapshot")
-        #expect(try Self.counters(port: back.httpPort) == Self.everyone(at: 4))
-        let instance = try #require(ServeReplicaTests.get("/readyz", port: back.httpPort).json?["instance"] as? String)
+        #expect(try await Self.counters(port: back.httpPort) == Self.everyone(at: 4))
+        let instance = try await #require(ServeReplicaTests.get("/readyz", port: back.httpPort).json?["instance"] as? String)
         // nginx tries the replica again once its fail_timeout (3 s) has passed since the kill.
         #expect(
             try await eventually(timeout: .seconds(15)) {
-                let reader = try ServerSentEventReader(
+                let reader = try await TestEventStream(
                     host: "127.0.0.1", port: nginx.port, path: "/v1/presence/events?jid=m1@example.test")
                 defer { reader.close() }
-                return try reader.next()?.id?.hasPrefix(instance + "-") == true
+                return try await reader.next()?.id?.hasPrefix(instance + "-") == true
             }, "the restarted replica takes traffic again")
-        for _ in 0 ..< 30 { #expect(try Self.counters(port: nginx.port) == Self.everyone(at: 4)) }
+        for _ in 0 ..< 30 { #expect(try await Self.counters(port: nginx.port) == Self.everyone(at: 4)) }
         #expect(!nginx.errorLog.contains("[emerg]"), "\(nginx.errorLog)")
         _ = clients
     }
 }
 
-/// Querying clients and change-stream readers through the balancer, each on a thread of its own, until
+/// Querying clients and change-stream readers through the balancer, each in a task of its own, until
 /// ``stop()``: what failed, and what each stream showed.
 final class BalancerLoad: Sendable {
     struct Outcome {
@@ -153,40 +152,36 @@ final class BalancerLoad: Sendable {
     private let reconnects = Locked(0)
     private let instances = Locked<Set<String>>([])
     private let latest: [Locked<[String: Int]>]
-    private let readers: [Locked<ServerSentEventReader?>]
-    private let done = DispatchGroup()
+    private let readers: [Locked<TestEventStream?>]
+    private let workers = Locked<[Task<Void, Never>]>([])
 
     init(port: Int, clients: Int, streams: Int, jids: [String]) {
         latest = (0 ..< streams).map { _ in Locked([:]) }
         readers = (0 ..< streams).map { _ in Locked(nil) }
         for _ in 0 ..< clients {
-            done.enter()
-            Thread { [self] in
-                defer { done.leave() }
+            start { [self] in
                 while !stopped.withLock({ $0 }) {
                     do {
-                        if try ReplicasBehindNginxTests.counters(port: port) == nil {
+                        if try await ReplicasBehindNginxTests.counters(port: port) == nil {
                             failures.withLock { $0.append("an answer that was not 200 with every member") }
-                            Thread.sleep(forTimeInterval: 0.01)  // a failing client does not spin
+                            try? await Task.sleep(for: .milliseconds(10))  // a failing client does not spin
                         }
                     } catch {
                         failures.withLock { $0.append("\(error)") }
-                        Thread.sleep(forTimeInterval: 0.01)  // a failing client does not spin
+                        try? await Task.sleep(for: .milliseconds(10))  // a failing client does not spin
                     }
                     requests.withLock { $0 += 1 }
                 }
-            }.start()
+            }
         }
         let query = jids.map { "jid=\($0)" }.joined(separator: "&")
         for stream in 0 ..< streams {
-            done.enter()
-            Thread { [self] in
-                defer { done.leave() }
+            start { [self] in
                 var lastEventID: String?
                 var connections = 0
                 while !stopped.withLock({ $0 }) {
                     do {
-                        let reader = try ServerSentEventReader(
+                        let reader = try await TestEventStream(
                             host: "127.0.0.1", port: port, path: "/v1/presence/events?\(query)", lastEventID: lastEventID)
                         readers[stream].withLock { $0 = reader }
                         // stop() may have closed the readers while this one was connecting.
@@ -196,7 +191,7 @@ final class BalancerLoad: Sendable {
                         }
                         connections += 1
                         if connections > 1 { reconnects.withLock { $0 += 1 } }
-                        while let event = try reader.next() {
+                        while let event = try await reader.next() {
                             guard let id = event.id else { continue }
                             lastEventID = id
                             if let dash = id.lastIndex(of: "-") { instances.withLock { _ = $0.insert(String(id[..<dash])) } }
@@ -213,10 +208,15 @@ final class BalancerLoad: Sendable {
                         }
                     } catch {}
                     // What a browser does: wait the `retry:` the stream gave (here a short fixed one), then again.
-                    if !stopped.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.2) }
+                    if !stopped.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(200)) }
                 }
-            }.start()
+            }
         }
+    }
+
+    private func start(_ work: @escaping @Sendable () async -> Void) {
+        let task = Task { await work() }
+        workers.withLock { $0.append(task) }
     }
 
     var latestByStream: [[String: Int]] { latest.map { $0.withLock { $0 } } }
@@ -224,10 +224,16 @@ final class BalancerLoad: Sendable {
     /// The replicas (event-id instances) that have served a stream so far.
     var instancesSoFar: Set<String> { instances.withLock { $0 } }
 
-    func stop() -> Outcome {
+    /// Tells every worker to end: the streams are closed now, each client ends after its request in flight.
+    func stop() {
         stopped.withLock { $0 = true }
         for reader in readers { reader.withLock { $0?.close() } }
-        done.wait()
+    }
+
+    /// Stops the load, waits for every worker to end, and says what it saw.
+    func finish() async -> Outcome {
+        stop()
+        for worker in workers.withLock({ $0 }) { await worker.value }
         return Outcome(
             requests: requests.withLock { $0 }, failures: failures.withLock { $0 },
             regressions: regressions.withLock { $0 }, reconnects: reconnects.withLock { $0 },

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
@@ -22,9 +21,9 @@ struct SecretReloadTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
     }
 
-    static func status(_ token: String, port: Int, transport: ClientTransport = .plain) -> Int? {
-        try? LoopbackHTTPClient.get(
-            host: transport.tls ? "localhost" : "127.0.0.1", port: port, path: "/v1/stats",
+    static func status(_ token: String, port: Int, transport: TestTransport = .plain) async -> Int? {
+        try? await TestHTTP.get(
+            host: transport.tls != nil ? "localhost" : "127.0.0.1", port: port, path: "/v1/stats",
             headers: ["Authorization": "Bearer \(token)"], transport: transport
         ).status
     }
@@ -38,26 +37,26 @@ struct SecretReloadTests {
         try Self.write("\(Self.first) dashboard\n", to: tokens)
         let server = try RunningServer(["--api-token-file", tokens.path])
         defer { _ = server.stop() }
-        #expect(Self.status(Self.first, port: server.httpPort) == 200)
-        #expect(Self.status(Self.second, port: server.httpPort) == 401)
+        #expect(await Self.status(Self.first, port: server.httpPort) == 200)
+        #expect(await Self.status(Self.second, port: server.httpPort) == 401)
         // A change stream opened with the first token before it is revoked.
-        let stream = try ServerSentEventReader(
+        let stream = try await TestEventStream(
             host: "127.0.0.1", port: server.httpPort, path: "/v1/presence/events?jid=alice@example.com",
             headers: ["Authorization": "Bearer \(Self.first)"])
         #expect(stream.status == 200)
-        _ = try stream.next()
+        _ = try await stream.next()
 
         try Self.write("\(Self.second) dashboard\n", to: tokens)
         Self.hangUp(server)
-        #expect(try await eventually { Self.status(Self.second, port: server.httpPort) == 200 })
-        #expect(Self.status(Self.first, port: server.httpPort) == 401, "the revoked token is refused")
+        #expect(try await eventually { await Self.status(Self.second, port: server.httpPort) == 200 })
+        #expect(await Self.status(Self.first, port: server.httpPort) == 401, "the revoked token is refused")
         #expect(server.log.contains("reloaded API tokens"))
         // The stream opened before goes on: a change still reaches it.
         let feeder = try LoopbackTCP.connect(port: server.feedPort)
         let stanza = "<presence from='alice@example.com/desk'><status>after the reload</status></presence>"
         try Array(stanza.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(feeder, $0) }
         close(feeder)
-        let event = try #require(try stream.next())
+        let event = try #require(try await stream.next())
         #expect(event.data.contains("after the reload"), "an open stream is not dropped")
         stream.close()
 
@@ -66,7 +65,7 @@ struct SecretReloadTests {
             try Self.write(bad, to: tokens)
             Self.hangUp(server)
             #expect(try await eventually { server.log.components(separatedBy: "refused the new API tokens").count > (bad == "short\n" ? 1 : 2) })
-            #expect(Self.status(Self.second, port: server.httpPort) == 200, "the old tokens stay in force")
+            #expect(await Self.status(Self.second, port: server.httpPort) == 200, "the old tokens stay in force")
         }
         #expect(server.process.isRunning)
         #expect(!server.log.contains(Self.second) && !server.log.contains(Self.first), "tokens never reach the log")
@@ -100,7 +99,7 @@ struct SecretReloadTests {
         #expect(try feeds(proving: new), "the secret in force stays after a bad new file")
         // What an operator alerts on: a reload refused (a renewal that did not take) and one accepted.
         let metrics = String(
-            decoding: try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/metrics").body,
+            decoding: try await TestHTTP.get(port: server.httpPort, path: "/metrics").body,
             as: UTF8.self)
         func reloads(_ outcome: String) -> String? {
             metrics.split(separator: "\n").first {
@@ -134,33 +133,33 @@ struct SecretReloadTests {
             "--tls-cert", certificate.path, "--tls-key", key.path, "--api-token-file", tokens.path,
         ])
         defer { _ = server.stop() }
-        let trustingOld = ClientTransport(tls: true, caFile: old.certificate.path)
-        let trustingRenewed = ClientTransport(tls: true, caFile: renewed.certificate.path)
-        #expect(Self.status(Self.first, port: server.httpPort, transport: trustingOld) == 200)
-        #expect(Self.status(Self.first, port: server.httpPort, transport: trustingRenewed) == nil)
+        let trustingOld = TestTransport(tls: true, caFile: old.certificate.path)
+        let trustingRenewed = TestTransport(tls: true, caFile: renewed.certificate.path)
+        #expect(await Self.status(Self.first, port: server.httpPort, transport: trustingOld) == 200)
+        #expect(await Self.status(Self.first, port: server.httpPort, transport: trustingRenewed) == nil)
         // A stream over the old certificate, open across the renewal.
-        let stream = try ServerSentEventReader(
+        let stream = try await TestEventStream(
             host: "localhost", port: server.httpPort, path: "/v1/presence/events?jid=bob@example.com",
             headers: ["Authorization": "Bearer \(Self.first)"], transport: trustingOld)
-        _ = try stream.next()
+        _ = try await stream.next()
 
         try install(renewed)
         Self.hangUp(server)
-        #expect(try await eventually { Self.status(Self.first, port: server.httpPort, transport: trustingRenewed) == 200 })
-        #expect(Self.status(Self.first, port: server.httpPort, transport: trustingOld) == nil, "new connections get the new one")
+        #expect(try await eventually { await Self.status(Self.first, port: server.httpPort, transport: trustingRenewed) == 200 })
+        #expect(await Self.status(Self.first, port: server.httpPort, transport: trustingOld) == nil, "new connections get the new one")
         // The stream over the old certificate is still open: a change fed now (over TLS, on a new connection,
         // so with the renewed certificate) reaches it.
-        let feeder = try trustingRenewed.connect(host: "localhost", port: server.feedPort, receiveTimeout: .seconds(10))
-        try feeder.send(Array("<presence from='bob@example.com/desk'><status>renewed</status></presence>".utf8))
-        let event = try #require(try stream.next())
+        let feeder = try await TLSFeeder(host: "localhost", port: server.feedPort, transport: trustingRenewed)
+        try await feeder.send(Array("<presence from='bob@example.com/desk'><status>renewed</status></presence>".utf8))
+        let event = try #require(try await stream.next())
         #expect(event.data.contains("renewed"), "an open connection keeps its certificate and is not dropped")
-        feeder.shutdown()
+        feeder.close()
 
         // A broken certificate: refused, the renewed one stays.
         try Self.write("-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n", to: certificate)
         Self.hangUp(server)
         #expect(try await eventually { server.log.contains("refused the new TLS certificate and key") })
-        #expect(Self.status(Self.first, port: server.httpPort, transport: trustingRenewed) == 200)
+        #expect(await Self.status(Self.first, port: server.httpPort, transport: trustingRenewed) == 200)
         stream.close()
         #expect(server.process.isRunning)
     }

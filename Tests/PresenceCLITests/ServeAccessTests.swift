@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
@@ -119,7 +118,7 @@ struct ServeAccessTests {
         #expect(!server.log.contains(secretBytes), "not even as bytes of a printed configuration")
     }
 
-    @Test func overTLSFeedersAndClientsVerifyTheCertificateAndPlainHTTPIsNotAnswered() throws {
+    @Test func overTLSFeedersAndClientsVerifyTheCertificateAndPlainHTTPIsNotAnswered() async throws {
         let files = try Files(["secret": Self.secret + "\n"])
         let authority = try TestCertificateAuthority(directory: files.directory, serverName: "localhost")
         let server = try RunningServer([
@@ -148,17 +147,17 @@ struct ServeAccessTests {
         #expect(https.status == 0, "\(https.output)")
         #expect(https.output.contains("\"show\":\"away\""), "\(https.output)")
         #expect(https.output.contains("refused without the CA"), "certificates are verified: \(https.output)")
-        let plain = try? LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/healthz")
+        let plain = try? await TestHTTP.get(port: server.httpPort, path: "/healthz")
         #expect(plain?.status != 200, "plain HTTP on the TLS port gets no answer")
         // The CLI's own clients over TLS: the private CA with --ca-file, and refused without it.
         let api = "https://localhost:\(server.httpPort)"
-        let query = try CLI.run([
+        let query = try await CLI.run([
             "query", "--server", api, "--ca-file", authority.certificate.path, "alice@example.com",
         ])
         #expect(query.status == 0 && query.stdout.contains("away"), "\(query.stdout) \(query.stderr)")
-        let stats = try CLI.run(["stats", "--server", api, "--ca-file", authority.certificate.path])
+        let stats = try await CLI.run(["stats", "--server", api, "--ca-file", authority.certificate.path])
         #expect(stats.status == 0 && stats.stdout.contains("updates applied"), "\(stats.stderr)")
-        let untrusted = try CLI.run(["query", "--server", api, "alice@example.com"])
+        let untrusted = try await CLI.run(["query", "--server", api, "alice@example.com"])
         #expect(untrusted.status == 1 && !untrusted.stdout.contains("away"))
         #expect(untrusted.stderr.lowercased().contains("certificate"), "\(untrusted.stderr)")
         let watch = Process()
@@ -171,7 +170,7 @@ struct ServeAccessTests {
         watch.standardError = FileHandle.nullDevice
         try watch.run()
         let lines = PipeDrain(watched)
-        for _ in 0 ..< 400 where !lines.text.contains("\n") { Thread.sleep(forTimeInterval: 0.025) }
+        for _ in 0 ..< 400 where !lines.text.contains("\n") { try await Task.sleep(for: .milliseconds(25)) }
         kill(watch.processIdentifier, SIGINT)
         #expect(CLI.waitForExit(watch, timeout: .seconds(10)))
         #expect(lines.text.contains("\"show\":\"away\""), "the change stream over TLS: \(lines.text)")

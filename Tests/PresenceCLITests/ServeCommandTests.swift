@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
@@ -163,28 +162,28 @@ struct ServeCommandTests {
         #expect(watch.stderr.contains("the service answered 4"), "\(watch.stderr)")
     }
 
-    @Test func aServedStreamIsQueryableFromTheCLIAndSIGTERMExitsCleanly() throws {
+    @Test func aServedStreamIsQueryableFromTheCLIAndSIGTERMExitsCleanly() async throws {
         let server = try RunningServer()
         let api = "http://127.0.0.1:\(server.httpPort)"
         try ServeCommandTests.send(
             "<presence from='alice@example.com/desk'><show>away</show><status>Lunch</status></presence>",
             toPort: server.feedPort)
-        var result = try CLI.run(["query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com"])
+        var result = try await CLI.run(["query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com"])
         for _ in 0 ..< 100 where !result.stdout.contains("\"available\"") {
-            Thread.sleep(forTimeInterval: 0.05)
-            result = try CLI.run(["query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com"])
+            try await Task.sleep(for: .milliseconds(50))
+            result = try await CLI.run(["query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com"])
         }
         #expect(result.status == 0, "\(result.stderr)")
         let results = try #require(result.json?["results"] as? [[String: Any]])
         #expect(results.map { $0["state"] as? String } == ["available", "unknown"])
         #expect(results[0]["status"] as? String == "Lunch")
-        let stats = try CLI.run(["stats", "--server", api, "--format", "json"])
+        let stats = try await CLI.run(["stats", "--server", api, "--format", "json"])
         #expect(stats.status == 0)
         #expect(stats.json?["updatesApplied"] as? Int == 1)
         #expect(stats.json?["storage"] as? String == "dictionary")
-        let text = try CLI.run(["stats", "--server", api])
+        let text = try await CLI.run(["stats", "--server", api])
         #expect(text.stdout.contains("updates applied"))
-        let invalid = try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/v1/presence/a@b@c")
+        let invalid = try await TestHTTP.get(port: server.httpPort, path: "/v1/presence/a@b@c")
         #expect(invalid.status == 400)
         let body = try JSONSerialization.jsonObject(with: Data(invalid.body)) as? [String: [String: Any]]
         #expect(body?["error"]?["condition"] as? String == "jid-malformed", "the documented error object")

@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackHTTP
+import PresenceTestSupport
 import Testing
 
 @testable import presence
@@ -69,7 +69,7 @@ struct ServeConfigurationTests {
             named: "presence.json", in: directory)
         let server = try RunningServer(["--config", config], environment: ["PRESENCE_STORAGE": "lru"])
         defer { _ = server.stop() }
-        let stats = try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/v1/stats")
+        let stats = try await TestHTTP.get(port: server.httpPort, path: "/v1/stats")
         let json = try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any]
         #expect(json?["storage"] as? String == "lru", "the environment overrides the file")
     }

@@ -1,31 +1,31 @@
 import Foundation
-import LoopbackHTTP
+import PresenceTestSupport
 import Synchronization
 import Testing
 
 /// `presence serve --data-dir`, as a process: restarts, crashes and a second process on the same directory.
 @Suite("presence serve keeps statuses on disk across restarts and crashes", .serialized)
 struct ServeDiskTierTests {
-    private static func json(_ port: Int, _ path: String) throws -> [String: Any] {
-        let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path)
+    private static func json(_ port: Int, _ path: String) async throws -> [String: Any] {
+        let response = try await TestHTTP.get(port: port, path: path)
         return try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
     }
 
-    private static func results(_ port: Int, _ users: Range<Int>) throws -> [[String: Any]] {
+    private static func results(_ port: Int, _ users: Range<Int>) async throws -> [[String: Any]] {
         let query = users.map { "jid=u\($0)@example.com" }.joined(separator: "&")
-        return try json(port, "/v1/presence?" + query)["results"] as? [[String: Any]] ?? []
+        return try await json(port, "/v1/presence?" + query)["results"] as? [[String: Any]] ?? []
     }
 
-    private static func disk(_ port: Int) throws -> [String: Any] {
-        try json(port, "/v1/stats")["disk"] as? [String: Any] ?? [:]
+    private static func disk(_ port: Int) async throws -> [String: Any] {
+        try await json(port, "/v1/stats")["disk"] as? [String: Any] ?? [:]
     }
 
     /// Waits until `condition` holds, polling; false after 30 s.
-    private static func waitUntil(_ condition: () throws -> Bool) rethrows -> Bool {
+    private static func waitUntil(_ condition: () async throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.02)
+            if try await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
         }
         return false
     }
@@ -37,45 +37,45 @@ struct ServeDiskTierTests {
 
     private static func directory() -> String { NSTemporaryDirectory() + "presence-serve-disk-\(UUID().uuidString)" }
 
-    @Test func aRestartedServiceAnswersEveryStatusAsOfItsLastWriteUntilItChanges() throws {
+    @Test func aRestartedServiceAnswersEveryStatusAsOfItsLastWriteUntilItChanges() async throws {
         let data = Self.directory()
         defer { try? FileManager.default.removeItem(atPath: data) }
         let arguments = ["--data-dir", data, "--storage", "lru", "--count-limit", "10"]
         do {
             let server = try RunningServer(arguments)
             try ServeCommandTests.send(Self.presences(0 ..< 200, round: 1), toPort: server.feedPort)
-            #expect(try Self.waitUntil { try Self.json(server.httpPort, "/v1/stats")["updatesApplied"] as? Int == 200 })
-            #expect(try Self.waitUntil { try Self.disk(server.httpPort)["diskUsers"] as? Int == 200 }, "flushed")
-            let before = try Self.results(server.httpPort, 0 ..< 200)
+            #expect(try await Self.waitUntil { try await Self.json(server.httpPort, "/v1/stats")["updatesApplied"] as? Int == 200 })
+            #expect(try await Self.waitUntil { try await Self.disk(server.httpPort)["diskUsers"] as? Int == 200 }, "flushed")
+            let before = try await Self.results(server.httpPort, 0 ..< 200)
             #expect(before.allSatisfy { $0["state"] as? String == "available" && $0["asOf"] is NSNull })
             #expect(before.contains { $0["origin"] as? String == "disk" }, "an LRU of 10 reads most users from disk")
             #expect(server.stop() == 0)
         }
         let server = try RunningServer(arguments)
         #expect(server.log.contains("restored=200"), "\(server.log)")
-        let after = try Self.results(server.httpPort, 0 ..< 200)
+        let after = try await Self.results(server.httpPort, 0 ..< 200)
         #expect(after.count == 200)
         for result in after {
             #expect(result["state"] as? String == "available", "\(result)")
             #expect(result["status"] as? String == "round 1", "\(result)")
             #expect(result["asOf"] as? String != nil && result["live"] as? Bool == false, "restored: \(result)")
         }
-        #expect(try Self.disk(server.httpPort)["restoredUsers"] as? Int == 200)
+        #expect(try await Self.disk(server.httpPort)["restoredUsers"] as? Int == 200)
         try ServeCommandTests.send(Self.presences(7 ..< 8, round: 2), toPort: server.feedPort)
         #expect(
-            try Self.waitUntil {
-                let seven = try Self.results(server.httpPort, 7 ..< 8).first ?? [:]
+            try await Self.waitUntil {
+                let seven = try await Self.results(server.httpPort, 7 ..< 8).first ?? [:]
                 return seven["status"] as? String == "round 2" && seven["asOf"] is NSNull
             }, "a status updated since the restart is current")
 
-        let second = try CLI.run(
+        let second = try await CLI.run(
             ["serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data-dir", data], timeout: .seconds(30))
         #expect(second.status == 74, "one process per data directory")
         #expect(second.stderr.contains("in use by another presence process"), "\(second.stderr)")
         #expect(server.stop() == 0)
     }
 
-    @Test func afterKill9EveryStatusIsOneTheUserHadAndNothingBeforeTheLastFlushIsLost() throws {
+    @Test func afterKill9EveryStatusIsOneTheUserHadAndNothingBeforeTheLastFlushIsLost() async throws {
         let data = Self.directory()
         defer { try? FileManager.default.removeItem(atPath: data) }
         let arguments = ["--data-dir", data, "--disk-flush-interval", "20"]
@@ -83,8 +83,8 @@ struct ServeDiskTierTests {
         let server = try RunningServer(arguments)
         try ServeCommandTests.send(Self.presences(users, round: 1), toPort: server.feedPort)
         #expect(
-            try Self.waitUntil {
-                let disk = try Self.disk(server.httpPort)
+            try await Self.waitUntil {
+                let disk = try await Self.disk(server.httpPort)
                 return disk["diskUsers"] as? Int == users.count && disk["dirtyUsers"] as? Int == 0
             }, "round 1 is on disk")
         // Flat out, round after round, until the service dies under the feeder.
@@ -100,12 +100,12 @@ struct ServeDiskTierTests {
             }
         }
         feeder.start()
-        #expect(try Self.waitUntil { sent.value.withLock { $0 } > 20 })
+        #expect(try await Self.waitUntil { sent.value.withLock { $0 } > 20 })
         server.crash()
         let lastSent = sent.value.withLock { $0 }
 
         let restarted = try RunningServer(arguments)
-        let restored = try Self.results(restarted.httpPort, users)
+        let restored = try await Self.results(restarted.httpPort, users)
         #expect(restored.count == users.count)
         for result in restored {
             let status = result["status"] as? String ?? ""

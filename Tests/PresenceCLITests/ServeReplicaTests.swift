@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceStore
 import PresenceTestSupport
 import Testing
@@ -33,17 +32,17 @@ struct ServeReplicaTests {
         ]
     }
 
-    static func get(_ path: String, port: Int, headers: [String: String] = [:]) throws -> (status: Int, json: [String: Any]?) {
-        let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path, headers: headers)
+    static func get(_ path: String, port: Int, headers: [String: String] = [:]) async throws -> (status: Int, json: [String: Any]?) {
+        let response = try await TestHTTP.get(port: port, path: path, headers: headers)
         return (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any])
     }
 
-    static func answer(_ jid: String, port: Int) throws -> [String: Any]? {
-        (try get("/v1/presence/\(jid)", port: port).json?["results"] as? [[String: Any]])?.first
+    static func answer(_ jid: String, port: Int) async throws -> [String: Any]? {
+        (try await get("/v1/presence/\(jid)", port: port).json?["results"] as? [[String: Any]])?.first
     }
 
-    static func source(port: Int) throws -> [String: Any]? {
-        try get("/v1/stats", port: port).json?["source"] as? [String: Any]
+    static func source(port: Int) async throws -> [String: Any]? {
+        try await get("/v1/stats", port: port).json?["source"] as? [String: Any]
     }
 
     @Test func aReplicaIsReadyOnlyOnceItsPictureIsLiveAndRefusesQueriesUntilThenWhenToldTo() async throws {
@@ -54,23 +53,23 @@ struct ServeReplicaTests {
         let arguments = try Self.replicaArgumentsToNowhere(in: directory)
         let refusing = try RunningServer(arguments + ["--when-not-ready", "refuse"])
         defer { _ = refusing.stop() }
-        let ready = try Self.get("/readyz", port: refusing.httpPort)
+        let ready = try await Self.get("/readyz", port: refusing.httpPort)
         #expect(ready.status == 503)
         #expect(ready.json?["ready"] as? Bool == false)
         #expect((ready.json?["reason"] as? String)?.contains("not logged in to the XMPP server") == true)
         // The source's first attempt fails beside the ports' opening: its error is the detail once it has.
         #expect(
             try await eventually {
-                (try Self.get("/readyz", port: refusing.httpPort).json?["reason"] as? String)?
+                (try await Self.get("/readyz", port: refusing.httpPort).json?["reason"] as? String)?
                     .contains("cannot connect to 127.0.0.1") == true
             }, "the detail, with the API open")
         #expect((ready.json?["instance"] as? String)?.count == 16)
-        let refused = try Self.get("/v1/presence/alice@example.test", port: refusing.httpPort)
+        let refused = try await Self.get("/v1/presence/alice@example.test", port: refusing.httpPort)
         #expect(refused.status == 503)
         #expect((refused.json?["error"] as? [String: Any])?["condition"] as? String == "not-ready")
-        let batch = try Self.get("/v1/presence?jid=alice@example.test", port: refusing.httpPort)
+        let batch = try await Self.get("/v1/presence?jid=alice@example.test", port: refusing.httpPort)
         #expect(batch.status == 503)
-        let events = try Self.get("/v1/presence/events?jid=alice@example.test", port: refusing.httpPort)
+        let events = try await Self.get("/v1/presence/events?jid=alice@example.test", port: refusing.httpPort)
         #expect(events.status == 503, "a change stream goes to a ready replica")
         // `presence watch` waits for the replica to become ready instead of giving up on it.
         let watch = try await CLI.run(
@@ -81,19 +80,19 @@ struct ServeReplicaTests {
             watch.stderr.components(separatedBy: "unavailable (503)").count > 2,
             "watch asked again after each short delay: \(watch.stderr)")
         // The balancer's last resort, when no replica is ready: an answer that says it is not live.
-        let stale = try Self.get(
+        let stale = try await Self.get(
             "/v1/presence/alice@example.test", port: refusing.httpPort, headers: ["X-Presence-Accept-Stale": "1"])
         #expect(stale.status == 200)
-        #expect(try Self.get("/healthz", port: refusing.httpPort).status == 200, "alive, though not ready")
-        #expect(try Self.get("/v1/stats", port: refusing.httpPort).status == 200)
-        let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: refusing.httpPort, path: "/metrics")
+        #expect(try await Self.get("/healthz", port: refusing.httpPort).status == 200, "alive, though not ready")
+        #expect(try await Self.get("/v1/stats", port: refusing.httpPort).status == 200)
+        let metrics = try await TestHTTP.get(port: refusing.httpPort, path: "/metrics")
         #expect(String(decoding: metrics.body, as: UTF8.self).contains("presence_ready 0"))
 
         // By default a replica that is not ready still answers, as a single instance should.
         let answering = try RunningServer(arguments)
         defer { _ = answering.stop() }
-        #expect(try Self.get("/readyz", port: answering.httpPort).status == 503)
-        let answered = try Self.answer("alice@example.test", port: answering.httpPort)
+        #expect(try await Self.get("/readyz", port: answering.httpPort).status == 503)
+        let answered = try await Self.answer("alice@example.test", port: answering.httpPort)
         #expect(answered?["live"] as? Bool == false)
 
         // With tokens, /readyz is still open to the balancer, but says nothing of where the XMPP server is.
@@ -103,7 +102,7 @@ struct ServeReplicaTests {
         let guarded = try RunningServer(arguments + ["--api-token-file", tokens.path])
         defer { _ = guarded.stop() }
         #expect(try await eventually { guarded.log.contains("cannot connect to 127.0.0.1") }, "the detail is in the log")
-        let guardedReady = try Self.get("/readyz", port: guarded.httpPort)
+        let guardedReady = try await Self.get("/readyz", port: guarded.httpPort)
         #expect(guardedReady.status == 503)
         let reason = try #require(guardedReady.json?["reason"] as? String)
         #expect(reason.contains("not logged in to the XMPP server"))
@@ -112,7 +111,7 @@ struct ServeReplicaTests {
         // Without an XMPP source there is nothing to be behind: ready from the start.
         let feedOnly = try RunningServer()
         defer { _ = feedOnly.stop() }
-        #expect(try Self.get("/readyz", port: feedOnly.httpPort).status == 200)
+        #expect(try await Self.get("/readyz", port: feedOnly.httpPort).status == 200)
     }
 
     @Test(arguments: XMPPServerKind.allCases)
@@ -122,21 +121,21 @@ struct ServeReplicaTests {
         defer { server.stop() }
         let first = try RunningServer(try Self.replicaArguments(server, resource: "replica"))
         defer { _ = first.stop() }
-        #expect(try await eventually { try Self.get("/readyz", port: first.httpPort).status == 200 })
+        #expect(try await eventually { try await Self.get("/readyz", port: first.httpPort).status == 200 })
 
         let second = try RunningServer(try Self.replicaArguments(server, resource: "replica"))
         defer { _ = second.stop() }
-        #expect(try await eventually { try Self.source(port: first.httpPort)?["replaced"] as? Bool == true })
-        #expect(try await eventually { try Self.get("/readyz", port: second.httpPort).status == 200 })
-        let readiness = try Self.get("/readyz", port: first.httpPort)
+        #expect(try await eventually { try await Self.source(port: first.httpPort)?["replaced"] as? Bool == true })
+        #expect(try await eventually { try await Self.get("/readyz", port: second.httpPort).status == 200 })
+        let readiness = try await Self.get("/readyz", port: first.httpPort)
         #expect(readiness.status == 503)
         #expect((readiness.json?["reason"] as? String)?.contains("--xmpp-resource") == true)
         #expect(first.log.contains("replaced this session; not reconnecting"))
 
         // Long enough for several reconnection attempts at the 1-second maximum: there are none.
         try await Task.sleep(for: .seconds(3))
-        let firstSource = try #require(try Self.source(port: first.httpPort))
-        let secondSource = try #require(try Self.source(port: second.httpPort))
+        let firstSource = try #require(try await Self.source(port: first.httpPort))
+        let secondSource = try #require(try await Self.source(port: second.httpPort))
         #expect(firstSource["connectAttempts"] as? Int == 1)
         #expect(firstSource["connected"] as? Bool == false)
         #expect(secondSource["connectAttempts"] as? Int == 1)
@@ -159,7 +158,7 @@ struct ServeReplicaTests {
             let first = try RunningServer(arguments)
             #expect(
                 try await eventually {
-                    try Self.answer("bob@example.test", port: first.httpPort)?["status"] as? String == "In the office"
+                    try await Self.answer("bob@example.test", port: first.httpPort)?["status"] as? String == "In the office"
                 })
             #expect(first.stop() == 0, "SIGTERM flushes the disk tier")
         }
@@ -171,7 +170,7 @@ struct ServeReplicaTests {
         let second = try RunningServer(arguments)
         defer { _ = second.stop() }
         // A stream that never hears again ends within a minute instead of waiting for ever between heartbeats.
-        let stream = try AnswerStream(port: second.httpPort, jids: ["bob@example.test"])
+        let stream = try await AnswerStream(port: second.httpPort, jids: ["bob@example.test"])
         let restored = try #require(try await stream.next())
         #expect(restored["status"] as? String == "In the office")
         #expect(restored["asOf"] is String && restored["live"] as? Bool == false, "\(restored)")
@@ -202,8 +201,8 @@ struct ServeReplicaTests {
                 "--resync-interval", "2", "--resync-rate", "50", "--resync-members", "all",
             ])
         defer { _ = replica.stop() }
-        #expect(try await eventually { try Self.get("/readyz", port: replica.httpPort).status == 200 })
-        #expect(try Self.answer("bob@example.test", port: replica.httpPort)?["state"] as? String == "offline")
+        #expect(try await eventually { try await Self.get("/readyz", port: replica.httpPort).status == 200 })
+        #expect(try await Self.answer("bob@example.test", port: replica.httpPort)?["state"] as? String == "offline")
 
         // A status the server does not hold: bob available from a session that, for the server, never existed,
         // fed through the feed port (the watcher never heard it: only a resync of every member asks about bob).
@@ -213,19 +212,20 @@ struct ServeReplicaTests {
         // Applied, then corrected by the next resync (every 2 s): one already done by the time this looks counts.
         #expect(
             try await eventually(timeout: .seconds(20)) {
-                try Self.answer("bob@example.test", port: replica.httpPort)?["status"] as? String == "Gone long ago"
-                    || Self.source(port: replica.httpPort)?["resyncCorrected"] as? Int ?? 0 >= 1
+                let status = try await Self.answer("bob@example.test", port: replica.httpPort)?["status"] as? String
+                let corrected = try await Self.source(port: replica.httpPort)?["resyncCorrected"] as? Int ?? 0
+                return status == "Gone long ago" || corrected >= 1
             })
         #expect(
             try await eventually(timeout: .seconds(20)) {
-                try Self.answer("bob@example.test", port: replica.httpPort)?["state"] as? String == "offline"
+                try await Self.answer("bob@example.test", port: replica.httpPort)?["state"] as? String == "offline"
             })
-        #expect(try await eventually { try Self.source(port: replica.httpPort)?["resyncCorrected"] as? Int == 1 })
-        #expect(try await eventually { try Self.source(port: replica.httpPort)?["resyncs"] as? Int ?? 0 >= 1 })
-        let source = try #require(try Self.source(port: replica.httpPort))
+        #expect(try await eventually { try await Self.source(port: replica.httpPort)?["resyncCorrected"] as? Int == 1 })
+        #expect(try await eventually { try await Self.source(port: replica.httpPort)?["resyncs"] as? Int ?? 0 >= 1 })
+        let source = try #require(try await Self.source(port: replica.httpPort))
         #expect(source["resyncProbed"] as? Int ?? 0 >= 2)
         #expect(source["lastResyncMilliseconds"] as? Double != nil)
-        let still = try #require(try Self.answer("alice@example.test", port: replica.httpPort))
+        let still = try #require(try await Self.answer("alice@example.test", port: replica.httpPort))
         #expect(still["state"] as? String == "available" && still["status"] as? String == "Here")
         #expect(replica.log.contains("resync corrected a status the server no longer holds"))
         _ = alice

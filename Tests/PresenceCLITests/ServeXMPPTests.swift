@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceTestSupport
 import Testing
 
@@ -57,7 +56,7 @@ struct ServeXMPPTests {
         #expect(source["rosterSize"] as? Int == 2)
         let text = try await CLI.run(["stats", "--server", "http://127.0.0.1:\(service.httpPort)"])
         #expect(text.stdout.contains("xmpp watcher@example.test at 127.0.0.1:\(server.port)"))
-        let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: service.httpPort, path: "/metrics")
+        let metrics = try await TestHTTP.get(port: service.httpPort, path: "/metrics")
         #expect(String(decoding: metrics.body, as: UTF8.self).contains("presence_xmpp_live 1"))
 
         // The server goes away: answers stay as of the drop and say they are not live.
@@ -124,13 +123,13 @@ struct ServeXMPPTests {
         #expect(probes["timeoutMilliseconds"] as? Double == 5000)
         let statsText = try await CLI.run(["stats", "--server", base]).stdout
         #expect(statsText.contains("cache-else-probe") && statsText.contains("answered"))
-        let metrics = try LoopbackHTTPClient.get(host: "127.0.0.1", port: service.httpPort, path: "/metrics")
+        let metrics = try await TestHTTP.get(port: service.httpPort, path: "/metrics")
         let exposition = String(decoding: metrics.body, as: UTF8.self)
         #expect(exposition.contains("presence_probes{outcome=\"answered\"}"))
         #expect(exposition.contains("presence_probe_refill_seconds_count"))
 
-        let unknownPolicy = try LoopbackHTTPClient.get(
-            host: "127.0.0.1", port: service.httpPort, path: "/v1/presence/m1@\(server.domain)?policy=sometimes")
+        let unknownPolicy = try await TestHTTP.get(
+            port: service.httpPort, path: "/v1/presence/m1@\(server.domain)?policy=sometimes")
         #expect(unknownPolicy.status == 400)
         #expect(String(decoding: unknownPolicy.body, as: UTF8.self).contains("cache-else-probe"))
         let text = try await CLI.run(["query", "--server", base, "--policy", "probe", "m1@\(server.domain)"])
@@ -156,9 +155,9 @@ struct ServeXMPPTests {
             "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port),
         ]
         /// Whether every member's answer is live and says `expected` (a status text, or nil for offline).
-        func allAnswer(_ expected: [String: String?], port: Int) throws -> Bool {
+        func allAnswer(_ expected: [String: String?], port: Int) async throws -> Bool {
             let path = "/v1/presence?" + members.map { "jid=\($0)@\(server.domain)" }.joined(separator: "&")
-            guard let response = try? LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path),
+            guard let response = try? await TestHTTP.get(port: port, path: path),
                 let document = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
                 let results = document["results"] as? [[String: Any]]
             else { return false }
@@ -171,7 +170,7 @@ struct ServeXMPPTests {
         var expected: [String: String?] = Dictionary(uniqueKeysWithValues: members.map { ($0, nil) })
         for member in members.prefix(4) { expected[member] = "\(member) at work" }
         let first = try RunningServer(arguments)
-        #expect(try await eventually { try allAnswer(expected, port: first.httpPort) })
+        #expect(try await eventually { try await allAnswer(expected, port: first.httpPort) })
 
         first.crash()
         // While the service is dead: p1 changes, p2 logs off, p5 logs on.
@@ -186,7 +185,7 @@ struct ServeXMPPTests {
         let second = try RunningServer(arguments)
         defer { _ = second.stop() }
         #expect(
-            try await eventually(timeout: .seconds(30)) { try allAnswer(expected, port: second.httpPort) },
+            try await eventually(timeout: .seconds(30)) { try await allAnswer(expected, port: second.httpPort) },
             "everyone's status is back from the server's snapshot, with what changed while the service was dead")
         // Not a timed assertion: the figure goes to the README's reliability section.
         print("statuses back \(restarted.duration(to: .now)) after the restart")

@@ -67,24 +67,25 @@ struct ServerRateLimitTests {
         // Named in /v1/stats, in /readyz's reason and in the log.
         #expect(
             try await eventually(timeout: .seconds(30)) {
-                try ServeReplicaTests.source(port: replica.httpPort)?["readLimit"] is [String: Any]
+                try await ServeReplicaTests.source(port: replica.httpPort)?["readLimit"] is [String: Any]
             })
         let namedAfter = ContinuousClock.now - started
         print("stock ejabberd's shaper named \(namedAfter) after the service started")
         #expect(namedAfter <= Self.namedWithin)
         // The shipped `normal` shaper, 3,000 bytes a second, named (at once, or once a slow watcher has let the
         // shaper's burst run out).
-        func limit() throws -> [String: Any]? {
-            try ServeReplicaTests.source(port: replica.httpPort)?["readLimit"] as? [String: Any]
+        func limit() async throws -> [String: Any]? {
+            try await ServeReplicaTests.source(port: replica.httpPort)?["readLimit"] as? [String: Any]
         }
-        #expect(
-            try await eventually(timeout: .seconds(10)) {
-                (try limit()?["likelySetting"] as? String)?.contains("c2s_shaper") == true
-            }, "\((try? limit()) ?? [:])")
-        let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
+        let named = try await eventually(timeout: .seconds(10)) {
+            (try await limit()?["likelySetting"] as? String)?.contains("c2s_shaper") == true
+        }
+        let limitNow = (try? await limit()) ?? [:]
+        #expect(named, "\(limitNow)")
+        let source = try #require(try await ServeReplicaTests.source(port: replica.httpPort))
         #expect(((source["readLimit"] as? [String: Any])?["explanation"] as? String)?.contains("Deploying guide") == true)
         #expect(source["questionsInFlight"] as? Int ?? 0 <= 256)
-        let ready = try ServeReplicaTests.get("/readyz", port: replica.httpPort)
+        let ready = try await ServeReplicaTests.get("/readyz", port: replica.httpPort)
         #expect(ready.status == 503)
         let reason = try #require(ready.json?["reason"] as? String)
         #expect(reason.contains("c2s_shaper"), "\(reason)")
@@ -92,12 +93,14 @@ struct ServerRateLimitTests {
 
         // About a second of questions in flight (the shaper reads about 37 a second), and still converging at the
         // rate it allows.
-        let inFlight = { try ServeReplicaTests.source(port: replica.httpPort)?["questionsInFlight"] as? Int ?? 0 }
-        #expect(try await eventually(timeout: .seconds(20)) { try inFlight() <= 120 }, "in flight: \((try? inFlight()) ?? -1)")
-        let waiting = { try ServeReplicaTests.source(port: replica.httpPort)?["questionsWaiting"] as? Int ?? 0 }
-        let before = try waiting()
-        #expect(try await eventually(timeout: .seconds(15)) { try waiting() < before }, "questions keep going")
-        let after = try waiting()
+        let inFlight = { try await ServeReplicaTests.source(port: replica.httpPort)?["questionsInFlight"] as? Int ?? 0 }
+        let settled = try await eventually(timeout: .seconds(20)) { try await inFlight() <= 120 }
+        let inFlightNow = (try? await inFlight()) ?? -1
+        #expect(settled, "in flight: \(inFlightNow)")
+        let waiting = { try await ServeReplicaTests.source(port: replica.httpPort)?["questionsWaiting"] as? Int ?? 0 }
+        let before = try await waiting()
+        #expect(try await eventually(timeout: .seconds(15)) { try await waiting() < before }, "questions keep going")
+        let after = try await waiting()
 
         // Stopping does not wait for the questions the shaper holds back.
         let (status, took) = await Self.terminate(replica)
@@ -113,9 +116,9 @@ struct ServerRateLimitTests {
         defer { _ = replica.stop() }
         #expect(
             try await eventually(timeout: .seconds(30)) {
-                try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200
+                try await ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200
             })
-        let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
+        let source = try #require(try await ServeReplicaTests.source(port: replica.httpPort))
         #expect(source["rosterSize"] as? Int == Self.members)
         let snapshot = try #require(source["lastSnapshotMilliseconds"] as? Double)
         print("stock ejabberd with the exemption: \(Self.members) members, snapshot \(snapshot) ms")
@@ -141,7 +144,7 @@ struct ServerRateLimitTests {
         defer { _ = replica.stop() }
         #expect(
             try await eventually(timeout: .seconds(30)) {
-                try ServeReplicaTests.source(port: replica.httpPort)?["connected"] as? Bool == true
+                try await ServeReplicaTests.source(port: replica.httpPort)?["connected"] as? Bool == true
             })
         // Frozen with the snapshot's questions unanswered: bytes it will never read, a close it never answers.
         server.pause()

@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackHTTP
+import PresenceTestSupport
 import Testing
 
 /// The shipped systemd unit (`Samples/deploy/presence.service`) and the readiness protocol it relies on.
@@ -54,7 +54,7 @@ struct SystemdUnitTests {
         }
     }
 
-    @Test func systemdIsToldReadyOnceThePortsAreBoundAndStoppingWhenTheShutdownBegins() throws {
+    @Test func systemdIsToldReadyOnceThePortsAreBoundAndStoppingWhenTheShutdownBegins() async throws {
         // The service manager's end: a datagram socket at NOTIFY_SOCKET.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString.prefix(8))").path
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
@@ -92,7 +92,7 @@ struct SystemdUnitTests {
         #expect(ready.contains("STATUS=ready: "), "readiness, as /readyz says it: \(ready)")
         #expect(ready.contains("(feed 127.0.0.1:\(server.feedPort), http 127.0.0.1:\(server.httpPort))"))
         // Once READY=1 has come, the ports answer.
-        #expect(try LoopbackHTTPClient.get(host: "127.0.0.1", port: server.httpPort, path: "/healthz").status == 200)
+        #expect(try await TestHTTP.get(port: server.httpPort, path: "/healthz").status == 200)
 
         #expect(server.stop() == 0)
         var stopping: String?

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceStore
 import PresenceTestSupport
 import Testing
@@ -28,9 +27,9 @@ struct XMPPServerFailureTests {
         try await bob.available(status: "In the office")
         let replica = try await RunningServer.started(try ServeReplicaTests.replicaArguments(server, resource: "frozen"))
         defer { _ = replica.stop() }
-        #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
+        #expect(try await eventually { try await ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
 
-        let stream = try AnswerStream(port: replica.httpPort, jids: ["bob@example.test"], lasting: 90)
+        let stream = try await AnswerStream(port: replica.httpPort, jids: ["bob@example.test"], lasting: 90)
         let live = try #require(try await stream.next { $0["live"] as? Bool == true })
         #expect(live["status"] as? String == "In the office", "\(live)")
 
@@ -53,7 +52,7 @@ struct XMPPServerFailureTests {
         server.resume()
         resumed.withLock { $0 = true }
         #expect(try await stream.next { $0["live"] as? Bool == true } != nil, "live again")
-        let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
+        let source = try #require(try await ServeReplicaTests.source(port: replica.httpPort))
         #expect(source["keepAlivePings"] as? Int ?? 0 >= 1, "the hang was found by a ping left unanswered")
         #expect(await replica.stopped() == 0)
         _ = bob
@@ -88,16 +87,16 @@ struct XMPPServerFailureTests {
                 "--resync-interval", String(interval),
             ])
         defer { _ = replica.stop() }
-        func answer(_ user: String) throws -> [String: Any]? {
-            try ServeReplicaTests.answer("\(user)@example.test", port: replica.httpPort)
+        func answer(_ user: String) async throws -> [String: Any]? {
+            try await ServeReplicaTests.answer("\(user)@example.test", port: replica.httpPort)
         }
-        func state(_ user: String) throws -> String? { try answer(user)?["state"] as? String }
-        #expect(try await eventually { try ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
+        func state(_ user: String) async throws -> String? { try await answer(user)?["state"] as? String }
+        #expect(try await eventually { try await ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
         for user in ["alice", "bob", "carol", "dave"] {
-            #expect(try await eventually { try state(user) == "available" }, "\(user) before the crash")
+            #expect(try await eventually { try await state(user) == "available" }, "\(user) before the crash")
         }
-        #expect(try state("erin") == "offline")
-        #expect(try answer("carol")?["status"] as? String == "On the phone", "the phone has the higher priority")
+        #expect(try await state("erin") == "offline")
+        #expect(try await answer("carol")?["status"] as? String == "On the phone", "the phone has the higher priority")
 
         await cluster.second.crash()
         let crashed = ContinuousClock.now
@@ -105,14 +104,16 @@ struct XMPPServerFailureTests {
         let bound: Duration = .seconds(interval) + .seconds(10)
         #expect(
             try await eventually(timeout: bound) {
-                try state("alice") == "offline" && state("bob") == "offline"
-                    && answer("carol")?["status"] as? String == "At her desk"
+                let (alice, bob) = (try await state("alice"), try await state("bob"))
+                let carol = try await answer("carol")?["status"] as? String
+                return alice == "offline" && bob == "offline" && carol == "At her desk"
             }, "node b's sessions are gone from the answers")
         let took = ContinuousClock.now - crashed
-        #expect(try state("dave") == "available" && state("erin") == "offline", "node a's members are untouched")
-        let carol = try #require(try answer("carol"))
+        let (dave, erin) = (try await state("dave"), try await state("erin"))
+        #expect(dave == "available" && erin == "offline", "node a's members are untouched")
+        let carol = try #require(try await answer("carol"))
         #expect(carol["resource"] as? String == "desk" && carol["live"] as? Bool == true, "\(carol)")
-        let source = try #require(try ServeReplicaTests.source(port: replica.httpPort))
+        let source = try #require(try await ServeReplicaTests.source(port: replica.httpPort))
         #expect(source["resyncCorrected"] as? Int ?? 0 >= 3, "alice, bob and carol's phone: \(source)")
         #expect(replica.log.contains("resync corrected a status the server no longer holds"))
         print("a crashed node's statuses were corrected \(took) after the crash")

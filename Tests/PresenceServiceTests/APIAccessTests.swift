@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackHTTP
+import PresenceTestSupport
 import PresenceService
 import PresenceWire
 import Testing
@@ -21,9 +21,9 @@ struct APIAccessTests {
     static func get(
         _ path: String, port: Int, headers: [String: String] = [:]
     ) async throws
-        -> LoopbackHTTPClient.Response
+        -> TestHTTP.Response
     {
-        try await offPool { try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path, headers: headers) }
+        try await TestHTTP.get(port: port, path: path, headers: headers)
     }
 
     /// Sends alice's presence and waits until a query with the token sees it.
@@ -103,24 +103,22 @@ struct APIAccessTests {
                 "/v1/presence/alice@example.com", port: ports.http, headers: ["Cookie": cookie])
             #expect(answer.status == 200)
             let port = ports.http
-            let (status, firstEvent) = try await offPool { () -> (Int, String?) in
-                let reader = try ServerSentEventReader(
+            let (status, firstEvent) = try await { () async throws -> (Int, String?) in
+                let reader = try await TestEventStream(
                     host: "127.0.0.1", port: port, path: "/v1/presence/events?jid=alice@example.com",
                     headers: ["Cookie": cookie], idleTimeout: .seconds(10))
                 defer { reader.close() }
                 guard reader.status == 200 else { return (reader.status, nil) }
-                while let event = try reader.next() {
+                while let event = try await reader.next() {
                     if event.name == "presence" { return (200, event.data) }
                 }
                 return (200, nil)
-            }
+            }()
             #expect(status == 200)
             #expect(firstEvent?.contains("Lunch") == true, "the snapshot of alice")
-            let refused = try await offPool {
-                try ServerSentEventReader(
-                    host: "127.0.0.1", port: port, path: "/v1/presence/events", idleTimeout: .seconds(10)
-                ).status
-            }
+            let refused = try await TestEventStream(
+                host: "127.0.0.1", port: port, path: "/v1/presence/events", idleTimeout: .seconds(10)
+            ).status
             #expect(refused == 401)
         }
     }

@@ -1,33 +1,29 @@
 import Foundation
-import LoopbackHTTP
 import PresenceService
 import PresenceStore
 import PresenceTestSupport
 import PresenceWire
+import ServerSentEvents
 import Testing
 
-/// A change-stream client for the tests: the blocking reader, used off the cooperative pool.
+/// A change-stream client for the tests: ``TestEventStream`` on the API's events path.
 final class EventClient: Sendable {
-    private let reader: Locked<ServerSentEventReader>
+    private let reader: TestEventStream
     let status: Int
 
-    private init(_ reader: ServerSentEventReader) {
+    private init(_ reader: TestEventStream) {
         status = reader.status
-        self.reader = Locked(reader)
+        self.reader = reader
     }
 
     static func open(_ query: String, port: Int, lastEventID: String? = nil) async throws -> EventClient {
-        try await offPool {
-            EventClient(
-                try ServerSentEventReader(
-                    host: "127.0.0.1", port: port, path: "/v1/presence/events\(query)", lastEventID: lastEventID,
-                    idleTimeout: .seconds(20)))
-        }
+        EventClient(
+            try await TestEventStream(
+                host: "127.0.0.1", port: port, path: "/v1/presence/events\(query)", lastEventID: lastEventID,
+                idleTimeout: .seconds(20)))
     }
 
-    func next() async throws -> ServerSentEventReader.Event? {
-        try await offPool { try self.reader.withLock { try $0.next() } }
-    }
+    func next() async throws -> ServerSentEvent? { try await reader.next() }
 
     /// The next `presence` event's answer and id.
     func nextAnswer() async throws -> (id: String?, result: PresenceQueryResult) {
@@ -36,7 +32,7 @@ final class EventClient: Sendable {
         return (event.id, try JSONDecoder().decode(PresenceQueryResult.self, from: Data(event.data.utf8)))
     }
 
-    func close() { reader.withLock { $0.close() } }
+    func close() { reader.close() }
 }
 
 @Suite("The change stream: GET /v1/presence/events")
@@ -179,22 +175,12 @@ struct ChangeStreamTests {
         try await withService { ports in
             var waits: [Int] = []
             for _ in 0 ..< 12 {
-                let head = try await offPool { () throws -> String in
-                    let descriptor = try LoopbackTCP.connect(port: ports.http, receiveTimeout: .seconds(60))
-                    defer { close(descriptor) }
-                    let request = Array("GET /v1/presence/events?jid=a@example.com HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-                    try request.withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
-                    var received: [UInt8] = []
-                    var buffer = [UInt8](repeating: 0, count: 4096)
-                    while !String(decoding: received, as: UTF8.self).contains("event: presence") {
-                        let count = read(descriptor, &buffer, buffer.count)
-                        guard count > 0 else { break }
-                        received += buffer[..<count]
-                    }
-                    return String(decoding: received, as: UTF8.self)
-                }
-                let line = try #require(head.split(whereSeparator: \.isNewline).first { $0.hasPrefix("retry: ") })
-                waits.append(try #require(Int(line.dropFirst("retry: ".count).trimmingCharacters(in: .whitespaces))))
+                let stream = try await TestEventStream(port: ports.http, path: "/v1/presence/events?jid=a@example.com")
+                defer { stream.close() }
+                let first = try #require(try await stream.next())
+                #expect(first.name == "presence")
+                let retry = try #require(stream.retry, "the stream says its retry before its first event")
+                waits.append(Int(retry / .milliseconds(1)))
             }
             #expect(waits.allSatisfy { (1000 ... 2000).contains($0) }, "\(waits)")
             #expect(Set(waits).count > 1, "the waits are drawn for each stream: \(waits)")
@@ -329,11 +315,8 @@ struct ChangeStreamTests {
             #expect(svg.contains("Budget &lt;Q3&gt; &amp; more"))
             #expect(svg.contains("#d0312d"), "do-not-disturb red")
             let tag = try #require(badge.headers["etag"])
-            let revalidated = try await offPool {
-                try LoopbackHTTPClient.get(
-                    host: "127.0.0.1", port: ports.http, path: "/v1/presence/alice@example.com/badge.svg",
-                    headers: ["If-None-Match": tag])
-            }
+            let revalidated = try await TestHTTP.get(
+                port: ports.http, path: "/v1/presence/alice@example.com/badge.svg", headers: ["If-None-Match": tag])
             #expect(revalidated.status == 304)
             let unknown = try await httpGet("/v1/presence/nobody@example.com/badge.svg", port: ports.http)
             #expect(String(decoding: unknown.body, as: UTF8.self).contains(">unknown<"))

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceModel
 import PresenceService
 import PresenceStore

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import LoopbackHTTP
 import PresenceModel
 import PresenceService
 import PresenceSource

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import LoopbackHTTP
 import PresenceService
 import PresenceSource
 import PresenceStore
@@ -112,8 +111,8 @@ final class Feeder: Sendable {
 }
 
 /// GETs a path from the service's API.
-func httpGet(_ path: String, port: Int) async throws -> LoopbackHTTPClient.Response {
-    try await offPool { try LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path) }
+func httpGet(_ path: String, port: Int) async throws -> TestHTTP.Response {
+    try await TestHTTP.get(port: port, path: path)
 }
 
 /// GETs a path from the service's API and decodes JSON.

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceIngest
 import PresenceService
 import PresenceStore

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceStore
 import PresenceTestSupport
 import PresenceWire

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 
 /// Two real ejabberd nodes from Debian in one cluster, started for a test: an `epmd` of the cluster's own on a
 /// free loopback port (never the system's on 4369), the first node with the accounts and shared roster groups,

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceStore
 
 /// A real ejabberd from Debian, started for a test: its own configuration, Mnesia spool and logs in a temporary
@@ -172,7 +171,7 @@ package final class EjabberdServer: XMPPTestServer {
     /// Calls one command of ejabberd's HTTP API and checks that it succeeded.
     @discardableResult
     package func api(_ command: String, _ arguments: [String: String]) throws -> String {
-        let (status, body) = try EjabberdServer.post(
+        let (status, body) = try TestHTTP.post(
             port: apiPort, path: "/api/\(command)", json: EjabberdServer.json(arguments))
         guard status == 200 else {
             throw Failure(description: "ejabberd API \(command) answered \(status): \(body)")
@@ -348,7 +347,7 @@ package final class EjabberdServer: XMPPTestServer {
         while process.isRunning && ContinuousClock.now < deadline {
             if let descriptor = try? LoopbackTCP.connect(port: port) {
                 close(descriptor)
-                if let (status, _) = try? post(port: apiPort, path: "/api/status", json: "{}"), status == 200 {
+                if let (status, _) = try? TestHTTP.post(port: apiPort, path: "/api/status", json: "{}"), status == 200 {
                     return true
                 }
             }
@@ -362,33 +361,4 @@ package final class EjabberdServer: XMPPTestServer {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// One HTTP/1.1 POST on a connection of its own (`Connection: close`): the status and the body.
-    private static func post(port: Int, path: String, json: String) throws -> (Int, String) {
-        let descriptor = try LoopbackTCP.connect(port: port)
-        defer { close(descriptor) }
-        let body = Array(json.utf8)
-        let head =
-            "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
-            + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-        let request = Array(head.utf8) + body
-        var sent = 0
-        while sent < request.count {
-            let written = request[sent...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-            guard written > 0 else { throw Failure(description: "cannot send to ejabberd's API") }
-            sent += written
-        }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            response += buffer[..<count]
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        guard text.hasPrefix("HTTP/1.1 "), let status = Int(text.dropFirst(9).prefix(3)) else {
-            throw Failure(description: "ejabberd's API answered no HTTP response: \(text.prefix(200))")
-        }
-        let bodyText = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
-        return (status, bodyText)
-    }
 }

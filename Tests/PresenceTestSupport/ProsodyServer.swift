@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 import PresenceStore
 
 /// A real Prosody from Debian, started for a test on a free loopback port with a generated configuration and

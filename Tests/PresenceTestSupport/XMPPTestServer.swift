@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 
 /// A real XMPP server from Debian, started by a test on free loopback ports with a configuration and data of its
 /// own: what the XMPP suites run against, once per implementation.

@@ -9,7 +9,6 @@
 // `restart` and `kill9` run the release `presence` binary (swift build -c release --product presence).
 import Foundation
 import LoadSupport
-import LoopbackHTTP
 import PresenceDisk
 import PresenceStore
 import PresenceWorkload

@@ -11,7 +11,6 @@
 // The streams are read by one SwiftNIO event loop in this process; the service is another process, as deployed.
 import Foundation
 import LoadSupport
-import LoopbackHTTP
 import NIOCore
 import NIOPosix
 import Synchronization

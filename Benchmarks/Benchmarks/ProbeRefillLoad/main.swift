@@ -18,7 +18,6 @@
 //    and the dictionary: hit ratio, probes/s sent and refused, latency, and Prosody's CPU.
 import Foundation
 import Logging
-import LoopbackHTTP
 import PresenceModel
 import PresenceService
 import PresenceSource
@@ -172,7 +171,7 @@ func latency(
         for index in count ..< (2 * count) {
             let path = "/v1/presence/\(pick(index).rawValue)?policy=\(policy.rawValue)"
             let start = ContinuousClock.now
-            let response = try? LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path)
+            let response = try? LoadHTTP.get(port: port, path: path)
             samples.append(seconds(ContinuousClock.now - start))
             let body = response.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
             if !body.contains("\"origin\":\"\(origin.rawValue)\"") { unexpected += 1 }

@@ -16,7 +16,6 @@
 // around the kill, the attempts nginx still made at the dead replica (from its access log), and each stream's gap.
 import Foundation
 import LoadSupport
-import LoopbackHTTP
 import PresenceModel
 import Synchronization
 import XMPPClient
@@ -152,16 +151,15 @@ let closing = Atomic<Bool>(false)
 let streamsOpen = Atomic<Int>(0)
 func readArrivals(replica: Int, port: Int) async {
     let opened = streamsOpen.load(ordering: .relaxed)
-    Thread.detachNewThread {
-        guard let reader = try? ServerSentEventReader(host: "127.0.0.1", port: port, path: eventsPath),
-            reader.status == 200
-        else {
+    Task.detached {
+        guard let (status, events) = try? await LoadHTTP.events(port: port, path: eventsPath), status == 200 else {
             report("replica \(replica + 1): its change stream did not open")
             exit(1)
         }
         streamsOpen.add(1, ordering: .relaxed)
+        var reader = events.makeAsyncIterator()
         while !closing.load(ordering: .relaxed) {
-            guard let event = try? reader.next() else { break }
+            guard let event = try? await reader.next() else { break }
             let now = monotonicNanoseconds()
             guard event.name == "presence", let time = changeTime(in: event.data) else { continue }
             arrivals.withLock { arrivals in
@@ -170,7 +168,6 @@ func readArrivals(replica: Int, port: Int) async {
                 arrivals[time] = times
             }
         }
-        reader.close()
     }
     while streamsOpen.load(ordering: .relaxed) == opened { try? await Task.sleep(for: .milliseconds(10)) }
 }
@@ -178,7 +175,7 @@ func readArrivals(replica: Int, port: Int) async {
 // MARK: Replicas, one at a time
 
 func get(_ path: String, port: Int) -> Int {
-    (try? LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: path))?.status ?? 0
+    (try? LoadHTTP.get(port: port, path: path))?.status ?? 0
 }
 
 var replicas: [ServiceProcess] = []
@@ -310,19 +307,18 @@ let gaps = Mutex<[StreamGap]>([])
 let regressions = Atomic<Int>(0)
 let lastSeen = Mutex<[[String: UInt64]]>(Array(repeating: [:], count: 3))
 for stream in 0 ..< 3 {
-    Thread.detachNewThread {
+    Task.detached {
         var lastID: String?
         var brokeAt: UInt64?
         while !closing.load(ordering: .relaxed) {
-            guard
-                let reader = try? ServerSentEventReader(
-                    host: "127.0.0.1", port: nginx.port, path: eventsPath, lastEventID: lastID),
-                reader.status == 200
+            guard let (status, events) = try? await LoadHTTP.events(port: nginx.port, path: eventsPath, lastEventID: lastID),
+                status == 200
             else {
-                Thread.sleep(forTimeInterval: 0.05)
+                try? await Task.sleep(for: .milliseconds(50))
                 continue
             }
-            while let event = try? reader.next() {
+            var reader = events.makeAsyncIterator()
+            while let event = try? await reader.next() {
                 if let broke = brokeAt {
                     gaps.withLock { $0.append(StreamGap(stream: stream, brokeAt: broke, resumedAt: monotonicNanoseconds())) }
                     brokeAt = nil
@@ -335,7 +331,6 @@ for stream in 0 ..< 3 {
                     seen[stream][jid] = max(time, seen[stream][jid, default: 0])
                 }
             }
-            reader.close()
             if !closing.load(ordering: .relaxed) { brokeAt = monotonicNanoseconds() }
         }
     }

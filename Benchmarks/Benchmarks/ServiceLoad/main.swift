@@ -1,7 +1,6 @@
 import Foundation
 import LoadSupport
 import Logging
-import LoopbackHTTP
 import PresenceService
 import PresenceStore
 import PresenceWire
@@ -46,7 +45,7 @@ func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
 }
 
 func stats(_ port: Int) -> ServiceStats {
-    let response = try! LoopbackHTTPClient.get(host: "127.0.0.1", port: port, path: "/v1/stats")
+    let response = try! LoadHTTP.get(port: port, path: "/v1/stats")
     return try! JSONDecoder().decode(ServiceStats.self, from: Data(response.body))
 }
 

@@ -13,7 +13,6 @@
 //   swift run -c release --package-path Benchmarks Soak [seconds 600] [feeders 8] [clients 50] [streams 20] [members 200]
 import Foundation
 import LoadSupport
-import LoopbackHTTP
 import PresenceModel
 import PresenceWire
 import PresenceWorkload
@@ -88,7 +87,7 @@ let service = try ServiceProcess(arguments: [
 report("presence serve (pid \(service.processIdentifier)) on feed \(service.feedPort), http \(service.httpPort)")
 
 func stats() -> ServiceStats? {
-    guard let response = try? LoopbackHTTPClient.get(host: "127.0.0.1", port: service.httpPort, path: "/v1/stats")
+    guard let response = try? LoadHTTP.get(port: service.httpPort, path: "/v1/stats")
     else { return nil }
     return try? JSONDecoder().decode(ServiceStats.self, from: Data(response.body))
 }
@@ -253,7 +252,7 @@ final class StreamView: Sendable {
 }
 let streamViews = (0 ..< streamCount).map { _ in StreamView() }
 
-func runStream(_ stream: Int) {
+func runStream(_ stream: Int) async {
     var random = SplitMix64(seed: UInt64(30_000 + stream))
     // Half members, half fed people: both sources' changes reach screens.
     let watched = Set(
@@ -262,12 +261,12 @@ func runStream(_ stream: Int) {
     let path = "/v1/presence/events?" + watched.map { "jid=" + $0 }.joined(separator: "&")
     let decoder = JSONDecoder()
     do {
-        let reader = try ServerSentEventReader(host: "127.0.0.1", port: service.httpPort, path: path)
-        guard reader.status == 200 else {
-            fail("stream \(stream): status \(reader.status)")
+        let (status, events) = try await LoadHTTP.events(port: service.httpPort, path: path)
+        guard status == 200 else {
+            fail("stream \(stream): status \(status)")
             return
         }
-        while let event = try reader.next() {
+        for try await event in events {
             guard event.name == "presence",
                 let answer = try? decoder.decode(PresenceQueryResult.self, from: Data(event.data.utf8))
             else { continue }
@@ -294,7 +293,7 @@ for feeder in 0 ..< feederCount {
     feedersRunning.add(1, ordering: .relaxed)
     Thread.detachNewThread { runFeeder(feeder) }
 }
-for stream in 0 ..< streamCount { Thread.detachNewThread { runStream(stream) } }
+for stream in 0 ..< streamCount { Task.detached { await runStream(stream) } }
 for client in 0 ..< clientCount {
     clientsRunning.add(1, ordering: .relaxed)
     Thread.detachNewThread { runClient(client) }
@@ -345,7 +344,7 @@ func differences() -> [(jid: String, answer: PresenceQueryResult?)] {
         let batch = allJIDs[index ..< min(index + 1000, allJIDs.count)]
         index += batch.count
         let path = "/v1/presence?" + batch.map { "jid=" + $0 }.joined(separator: "&")
-        guard let response = try? LoopbackHTTPClient.get(host: "127.0.0.1", port: service.httpPort, path: path),
+        guard let response = try? LoadHTTP.get(port: service.httpPort, path: path),
             response.status == 200,
             let document = try? JSONDecoder().decode(QueryDocument.self, from: Data(response.body))
         else { return batch.map { ($0, nil) } }

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 
 /// One keep-alive HTTP/1.1 connection on a blocking socket, as a dashboard's poller keeps one: sends a GET and
 /// reads exactly one response (Content-Length framed). Cheap enough that the load measures the service.

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 
 /// An ejabberd of the benchmark's own: configuration, Mnesia spool and logs in a temporary directory, its own node
 /// name, Erlang distribution on a port of its own (no `epmd`), c2s and the HTTP API on loopback ports. Accounts and
@@ -75,7 +74,7 @@ public final class LoadEjabberd: LoadServer {
     @discardableResult
     private func api(_ command: String, _ arguments: [String: String]) throws -> String {
         let query = arguments.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
-        let response = try LoopbackHTTPClient.get(host: "127.0.0.1", port: apiPort, path: "/api/\(command)?\(query)")
+        let response = try LoadHTTP.get(port: apiPort, path: "/api/\(command)?\(query)")
         guard response.status == 200 else { throw LoadServerFailure.api(command, response.status) }
         return String(decoding: response.body, as: UTF8.self)
     }

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackHTTP
 
 /// Debian's nginx running the shipped `Samples/deploy/nginx-replicas.conf` in front of replicas on this machine,
 /// from a directory of its own, with an access log that names the replica each request went to.

@@ -6,7 +6,7 @@ import PresenceWire
 extension LookupPolicy: ExpressibleByArgument {}
 
 /// `presence query`: replay a stream, then answer for each JID.
-struct QueryCommand: ParsableCommand {
+struct QueryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query",
         abstract: "Replay a stream into a storage, then show each JID's status: available, offline, unknown or lost.")
@@ -51,8 +51,8 @@ struct QueryCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        if let server { return try ask(server) }
+    func run() async throws {
+        if let server { return try await ask(server) }
         let outcome = try ReplayRunner(options: try replayOptions.resolved(), audits: false, measuresRefill: false).run(
             path: input ?? "-", into: storage.kind)
         let results = jids.map { text -> PresenceQueryResult in
@@ -68,12 +68,12 @@ struct QueryCommand: ParsableCommand {
     }
 
     /// Client mode: the same answers from a running service's `GET /v1/presence`.
-    private func ask(_ server: ServerAddress) throws {
+    private func ask(_ server: ServerAddress) async throws {
         let query =
             jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
             .joined(separator: "&") + (policy.map { "&policy=\($0.rawValue)" } ?? "")
-        let response = try server.get("/v1/presence?" + query, access: access)
-        let document = try JSONDecoder().decode(QueryDocument.self, from: Data(response.body))
+        let body = try await server.get("/v1/presence?" + query, access: access)
+        let document = try JSONDecoder().decode(QueryDocument.self, from: Data(body))
         switch format {
         case .json: JSONOutput.print(document)
         case .text: print(QueryText.render(document))

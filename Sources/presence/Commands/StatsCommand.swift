@@ -3,7 +3,7 @@ import Foundation
 import PresenceWire
 
 /// `presence stats --server URL`: the running service's statistics.
-struct StatsCommand: ParsableCommand {
+struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats", abstract: "Show a running service's statistics (GET /v1/stats).")
 
@@ -17,14 +17,14 @@ struct StatsCommand: ParsableCommand {
     @Option(name: .customLong("format"), help: "text or json.")
     var format: OutputFormat = .text
 
-    func run() throws {
-        let response = try server.get("/v1/stats", access: access)
+    func run() async throws {
+        let body = try await server.get("/v1/stats", access: access)
         switch format {
         case .json:
-            FileHandle.standardOutput.write(Data(response.body))
+            FileHandle.standardOutput.write(Data(body))
             FileHandle.standardOutput.write(Data("\n".utf8))
         case .text:
-            let stats = try JSONDecoder().decode(ServiceStats.self, from: Data(response.body))
+            let stats = try JSONDecoder().decode(ServiceStats.self, from: Data(body))
             var table = TextTable(alignValuesRight: false)
             table.rows = [
                 ["storage", stats.storage],

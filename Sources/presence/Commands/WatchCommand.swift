@@ -1,12 +1,13 @@
 import ArgumentParser
 import Foundation
-import LoopbackHTTP
+import NIOCore
 import PresenceStore
 import PresenceWire
+import ServerSentEvents
 
 /// `presence watch --server URL <jid>...`: each change of the given people's status as it happens, from the
 /// service's change stream, reconnecting on its own.
-struct WatchCommand: ParsableCommand {
+struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Print each change of the given JIDs' status as it happens (GET /v1/presence/events).",
@@ -42,7 +43,7 @@ struct WatchCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         // Ctrl-C is how a watch ends: exit 0. Every line is flushed as written, so nothing is lost.
         signal(SIGINT) { _ in _exit(0) }
         let path =
@@ -52,32 +53,33 @@ struct WatchCommand: ParsableCommand {
                 : "?"
                     + jids.map { "jid=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
                     .joined(separator: "&"))
-        let headers = try access.headers()
-        let transport = try access.transport(for: server)
+        let headers = try access.headers() + [("Accept", "text/event-stream")]
+        let tls = try access.tlsConfiguration(for: server)
         var lastEventID: String?
         var connectedOnce = false
         while true {
             do {
-                let reader = try ServerSentEventReader(
-                    host: server.host, port: server.port, path: path, lastEventID: lastEventID, headers: headers,
-                    transport: transport)
-                guard reader.status == 200 else {
-                    if reader.status == 401 {
+                let response = try await ServiceClient.get(
+                    path, on: server, headers: headers + (lastEventID.map { [("Last-Event-ID", $0)] } ?? []), tls: tls,
+                    timeout: ServiceClient.readTimeout)
+                let status = Int(response.status.code)
+                guard status == 200 else {
+                    if status == 401 {
                         throw ValidationFailure("the service needs a valid bearer token (--token-file)")
                     }
                     // The reason, if it can be read; a refusal stays what it is either way.
-                    let body = String(decoding: (try? reader.remainingBody()) ?? [], as: UTF8.self)
+                    let body = String(buffer: (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer())
                     // Unavailable for now: a replica that is not ready yet or at its stream limit (503), a balancer
                     // with no replica up (502) or none answering in time (504). Wait, as for a dropped stream.
                     // Anything else the service refuses stays refused.
-                    guard [502, 503, 504].contains(reader.status) else {
-                        throw ValidationFailure("the service answered \(reader.status): \(body)")
+                    guard [502, 503, 504].contains(status) else {
+                        throw ValidationFailure("the service answered \(status): \(body)")
                     }
-                    throw Unavailable(status: reader.status, body: body)
+                    throw Unavailable(status: status, body: body)
                 }
                 if connectedOnce { note("reconnected to \(server.host):\(server.port)") }
                 connectedOnce = true
-                while let event = try reader.next() {
+                for try await event in response.body.serverSentEvents {
                     if let id = event.id { lastEventID = id }
                     guard event.name == "presence" else { continue }
                     show(event.data)
@@ -88,7 +90,7 @@ struct WatchCommand: ParsableCommand {
             } catch {
                 note("\(error); reconnecting in \(reconnectDelay) s")
             }
-            Thread.sleep(forTimeInterval: reconnectDelay)
+            try await Task.sleep(for: .seconds(reconnectDelay))
         }
     }
 

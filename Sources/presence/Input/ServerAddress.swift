@@ -1,5 +1,6 @@
 import ArgumentParser
-import LoopbackHTTP
+import AsyncHTTPClient
+import Foundation
 
 /// `http://host:port` or `https://host:port` of a running service.
 struct ServerAddress: ExpressibleByArgument {
@@ -19,27 +20,32 @@ struct ServerAddress: ExpressibleByArgument {
         port = address.port
     }
 
-    /// GETs a path with the token and over the transport `access` gives; a connection failure or a non-200 answer
-    /// is an error for the user (exit 1 with the reason).
-    func get(_ path: String, access: ClientAccessOptions) throws -> LoopbackHTTPClient.Response {
-        let (headers, transport) = (try access.headers(), try access.transport(for: self))
-        let response: LoopbackHTTPClient.Response
+    /// The URL of `path` (with its query) on this server; an IPv6 address in brackets.
+    func url(_ path: String) -> String {
+        "\(secure ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)\(path)"
+    }
+
+    /// GETs a path with the token and over the TLS `access` gives, and its whole body; a connection failure or a
+    /// non-200 answer is an error for the user (exit 1 with the reason).
+    func get(_ path: String, access: ClientAccessOptions) async throws -> [UInt8] {
+        let (headers, tls) = (try access.headers(), try access.tlsConfiguration(for: self))
+        let status: Int
+        let body: [UInt8]
         do {
-            response = try LoopbackHTTPClient.get(
-                host: host, port: port, path: path, headers: headers, transport: transport)
+            let response = try await ServiceClient.get(path, on: self, headers: headers, tls: tls)
+            status = Int(response.status.code)
+            body = Array(buffer: try await response.body.collect(upTo: 64 << 20))
         } catch {
             throw ValidationFailure("cannot reach the service at \(host):\(port): \(error)")
         }
-        if response.status == 401 {
+        if status == 401 {
             throw ValidationFailure(
-                "the service needs a valid bearer token (--token-file): \(String(decoding: response.body, as: UTF8.self))"
-            )
+                "the service needs a valid bearer token (--token-file): \(String(decoding: body, as: UTF8.self))")
         }
-        guard response.status == 200 else {
-            throw ValidationFailure(
-                "the service answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+        guard status == 200 else {
+            throw ValidationFailure("the service answered \(status): \(String(decoding: body, as: UTF8.self))")
         }
-        return response
+        return body
     }
 }
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopbackHTTP
+import NIOSSL
 
 /// How a client reaches a service that requires a token (`serve --api-token-file`) or speaks TLS
 /// (`serve --tls-cert`): the bearer token, and the certificates to trust for an `https://` server.
@@ -15,18 +15,22 @@ struct ClientAccessOptions: ParsableArguments {
     var caFile: String?
 
     /// The request headers that carry the token; none without a token file.
-    func headers() throws -> [String: String] {
-        guard let tokenFile else { return [:] }
+    func headers() throws -> [(String, String)] {
+        guard let tokenFile else { return [] }
         let token = try SecretFile(path: tokenFile, option: "--token-file").firstLine()
-        return ["Authorization": "Bearer \(token)"]
+        return [("Authorization", "Bearer \(token)")]
     }
 
-    /// Plain TCP for `http://`, verified TLS for `https://`.
-    func transport(for server: ServerAddress) throws -> ClientTransport {
+    /// None for `http://`; for `https://`, TLS 1.2 or later that verifies the server's certificate and name,
+    /// against the system's trust roots or only `--ca-file`'s certificates.
+    func tlsConfiguration(for server: ServerAddress) throws -> TLSConfiguration? {
         guard server.secure else {
             if caFile != nil { throw ValidationError("--ca-file is for an https:// server") }
-            return .plain
+            return nil
         }
-        return ClientTransport(tls: true, caFile: caFile)
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        if let caFile { configuration.trustRoots = .file(caFile) }
+        return configuration
     }
 }

@@ -1,15 +1,18 @@
 import Foundation
 
-/// Plain blocking TCP on the loopback address, for the tools and tests that feed a running service.
-public enum LoopbackTCP {
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+/// Plain blocking TCP on the loopback address, for the tests whose subject is the bytes on the wire: feeders
+/// writing an XMPP stream to the service's feed port, HTTP requests that no HTTP client would send (pipelined,
+/// HTTP/1.0, malformed, stalled halfway), and ports that are taken or refuse connections. Every ordinary HTTP
+/// request goes through ``TestHTTP`` instead.
+package enum LoopbackTCP {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
 
-        public init(description: String) { self.description = description }
+        package init(description: String) { self.description = description }
     }
 
     /// A socket connected to `127.0.0.1:port`, with `TCP_NODELAY` and a receive timeout.
-    public static func connect(port: Int, receiveTimeout: Duration = .seconds(10)) throws -> Int32 {
+    package static func connect(port: Int, receiveTimeout: Duration = .seconds(10)) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
@@ -35,7 +38,7 @@ public enum LoopbackTCP {
 
     /// A socket bound to a port the kernel picks on `127.0.0.1`, listening when asked, and that port. While the
     /// caller keeps it open nobody else is given the port; bound without listening, connections to it are refused.
-    public static func boundSocket(listening: Bool) -> (descriptor: Int32, port: Int) {
+    package static func boundSocket(listening: Bool) -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -52,7 +55,7 @@ public enum LoopbackTCP {
     }
 
     /// Writes every byte, or throws.
-    public static func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+    package static func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws {
         var sent = 0
         while sent < bytes.count {
             let written = send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
