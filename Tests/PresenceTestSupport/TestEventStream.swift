@@ -8,7 +8,9 @@ import ServerSentEvents
 ///
 /// The body is read by a task of its own, so that ``close()``, from any task, ends the stream while another
 /// waits in ``next()``: the waiting read returns, and the connection closes as a client that goes away closes
-/// it. Releasing the stream closes it too. A read waits at most its idle timeout (60 s, four heartbeats of the
+/// it. Releasing the stream closes it too. That task reads one event for each ``next()`` and nothing ahead, so a
+/// test that stops calling ``next()`` is a reader that stops reading: once async-http-client's own buffer and the
+/// socket's are full, the service's writes wait, as they wait for a screen that stopped reading. A read waits at most its idle timeout (60 s, four heartbeats of the
 /// service, unless the test says otherwise) and then throws.
 package final class TestEventStream: Sendable {
     package let status: Int
@@ -19,6 +21,8 @@ package final class TestEventStream: Sendable {
     private let pump: Task<Void, Never>
     private let reconnectionTime = Locked<Duration?>(nil)
     private let events: EventInbox
+    /// One element per ``next()``: the reading task reads an event for each.
+    private let demand: AsyncStream<Void>.Continuation
 
     /// Sends `GET path` with `Accept: text/event-stream`, `Last-Event-ID` when given and any other `headers`,
     /// and returns when the head has come (within `idleTimeout`).
@@ -35,6 +39,8 @@ package final class TestEventStream: Sendable {
         self.headers = TestHTTP.lowercased(response.headers)
         let (stream, continuation) = AsyncThrowingStream<ServerSentEvent, any Error>.makeStream()
         events = EventInbox(stream.makeAsyncIterator())
+        let (requests, demand) = AsyncStream<Void>.makeStream()
+        self.demand = demand
         guard status == 200 else {
             refusal = Array(buffer: (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer())
             continuation.finish()
@@ -45,7 +51,8 @@ package final class TestEventStream: Sendable {
         pump = Task { [reconnectionTime] in
             do {
                 var iterator = response.body.serverSentEvents.makeAsyncIterator()
-                while let event = try await iterator.next() {
+                for await _ in requests {
+                    guard let event = try await iterator.next() else { break }
                     reconnectionTime.withLock { $0 = iterator.retry }
                     continuation.yield(event)
                 }
@@ -60,7 +67,10 @@ package final class TestEventStream: Sendable {
 
     /// The next event (comments and `retry:` skipped); nil when the service ended the stream or it was closed.
     /// Throws when the connection failed or stayed silent past the read timeout.
-    package func next() async throws -> ServerSentEvent? { try await events.next() }
+    package func next() async throws -> ServerSentEvent? {
+        demand.yield()
+        return try await events.next()
+    }
 
     /// The reconnection time the stream sent (`retry:`) before the last event ``next()`` returned.
     package var retry: Duration? { reconnectionTime.withLock { $0 } }
@@ -69,7 +79,10 @@ package final class TestEventStream: Sendable {
     package func remainingBody() -> [UInt8] { refusal }
 
     /// Closes the connection now; a waiting ``next()`` returns.
-    package func close() { pump.cancel() }
+    package func close() {
+        pump.cancel()
+        demand.finish()
+    }
 }
 
 /// The one reader of a stream's events: an actor, so that the iterator is used by one ``next()`` at a time.

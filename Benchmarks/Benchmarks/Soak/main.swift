@@ -33,43 +33,6 @@ let requestsPerSecondPerClient = 40
 let warmUp = max(60, duration / 5)
 let sampleInterval = 10
 
-// MARK: What each person last said
-
-/// A person's last presence as its sender knows it: what the service must answer once everything has arrived.
-struct Expected: Sendable, Equatable {
-    var available: Bool
-    var show: String?
-    var status: String?
-
-    static let offline = Expected(available: false)
-
-    func matches(_ answer: PresenceQueryResult) -> Bool {
-        guard available else { return answer.state == .offline }
-        return answer.state == .available && answer.show?.rawValue == show && answer.status == status
-    }
-}
-
-let truth = Mutex<[String: Expected]>([:])
-let shows: [String?] = [nil, "away", "chat", "dnd", "xa"]
-
-// MARK: Counters
-
-let failures = Atomic<Int>(0)
-let failureNotes = Mutex<[String]>([])
-func fail(_ what: String) {
-    failures.add(1, ordering: .relaxed)
-    failureNotes.withLock { if $0.count < 20 { $0.append(what) } }
-}
-let stanzasSent = Atomic<Int>(0)
-let requestsDone = Atomic<Int>(0)
-let eventsReceived = Atomic<Int>(0)
-let memberChanges = Atomic<Int>(0)
-let memberLogins = Atomic<Int>(0)
-let memberErrors = Atomic<Int>(0)
-let running = Atomic<Bool>(true)
-/// Streams may end without counting as failures once this is set.
-let closing = Atomic<Bool>(false)
-
 // MARK: Prosody and the service
 
 let prosody = try LoadProsody(members: memberCount)
