@@ -79,7 +79,7 @@ struct ChangeStreamTests {
         // The subject is coalescing, not the stall limit: the reader must outlast however long 20,000 changes take to
         // apply on a loaded machine (over the default 30 s under ThreadSanitizer with the suite running beside it).
         try await withService(configure: { $0.events.writeTimeout = .seconds(600) }) { ports in
-            let stream = try await EventClient.open("?jid=alice@example.com", port: ports.http)
+            let stream = try await RawEventStream.open("?jid=alice@example.com", port: ports.http)
             defer { stream.close() }
             _ = try await stream.nextAnswer()
             // The reader does not read while 20,000 changes of about 1 KB each are applied: far more than the
@@ -100,7 +100,7 @@ struct ChangeStreamTests {
             var seen: [Int] = []
             while seen.last != changes {
                 let answer = try await stream.nextAnswer()
-                let number = Int(answer.result.status?.split(separator: " ").first ?? "") ?? -1
+                let number = Int(answer.status?.split(separator: " ").first ?? "") ?? -1
                 seen.append(number)
             }
             #expect(seen.count < changes / 2, "coalesced: \(seen.count) events for \(changes) changes")
@@ -244,7 +244,7 @@ struct ChangeStreamTests {
             // A reader of 200 people that never reads again: the service's writes block once the socket buffers
             // are full. Each burst changes 20 different people, so nothing coalesces and every byte is written.
             let people = (0 ..< 200).map { "u\($0)@example.com" }
-            let stalled = try await EventClient.open(
+            let stalled = try await RawEventStream.open(
                 "?" + people.map { "jid=\($0)" }.joined(separator: "&"), port: ports.http)
             defer { stalled.close() }
             _ = try await stalled.nextAnswer()
