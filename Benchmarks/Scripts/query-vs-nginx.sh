@@ -46,8 +46,11 @@ start_service "$presence" "$http" "$feed"
 jid=$(grep -m1 -o "from='[^/']*" "$stream" | cut -c7-)
 jids=$(grep -o "from='[^/']*" "$stream" | cut -c7- | awk -v n="$batch" '!seen[$0]++ && count++ < n' | sed 's/^/jid=/' | paste -sd '&')
 mkdir -p "$WORK/www/v1/presence"
+# nginx's workers run as an unprivileged user when it is started as root: they must reach the answer file.
+chmod a+x "$WORK"
 curl -sf "http://127.0.0.1:$http/v1/presence/$jid" >"$WORK/www/v1/presence/$jid"
 echo "one JID answer, $(wc -c <"$WORK/www/v1/presence/$jid") bytes: $(cat "$WORK/www/v1/presence/$jid")"
+chmod -R a+rX "$WORK/www"
 cat >"$WORK/nginx.conf" <<CONF
 worker_processes 2;
 daemon off;
@@ -66,7 +69,11 @@ CONF
 nginx -c "$WORK/nginx.conf" -p "$WORK" &
 pids+=($!)
 sleep 0.5
-curl -sf "http://127.0.0.1:$static/v1/presence/$jid" >/dev/null
+curl -sf "http://127.0.0.1:$static/v1/presence/$jid" >/dev/null || {
+    echo "nginx does not serve the answer file; its error log:" >&2
+    cat "$WORK/nginx-error.log" >&2
+    exit 1
+}
 
 run() { wrk -t2 -c50 -d"${seconds}s" --latency "$1" | awk '/Requests\/sec/ {r=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} END {print r, p50, p99}'; }
 : >"$WORK/results"
