@@ -95,6 +95,9 @@ struct OpenAPIConformanceTests {
         try await exchanges.stream("/v1/presence/events?jid=\(alice)&jid=nobody@example.com", port: port, events: 2)
         try await exchanges.refusedStream("/v1/presence/events?jid=a@x&jid=b@x&jid=c@x&jid=d@x", port: port)
         try await exchanges.refusedStream("/v1/presence/events?jid=a@", port: port)
+        try await exchanges.stream(
+            "/v1/presence/events?snapshot=chunks&jid=\(alice)&jid=nobody@example.com", port: port, events: 1)
+        try await exchanges.refusedStream("/v1/presence/events?snapshot=whole", port: port)
         // Two streams open: the third is one too many. (The service notices a stream's reader is gone at its next
         // write: wait for the one above to be let go first.)
         #expect(

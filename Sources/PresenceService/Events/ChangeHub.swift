@@ -29,7 +29,7 @@ public final class ChangeHub: Sendable {
         /// The latest changes, oldest first, at most `configuration.history`.
         var history: [(sequence: UInt64, key: BareJID)] = []
         var historyStart = 0
-        var byKey: [BareJID: [ObjectIdentifier: EventSubscription]] = [:]
+        var byKey: [BareJID: Watchers] = [:]
         var everything: [ObjectIdentifier: EventSubscription] = [:]
         var open: [ObjectIdentifier: EventSubscription] = [:]
         var closedAsStalled = 0
@@ -65,7 +65,9 @@ public final class ChangeHub: Sendable {
             state.open[id] = subscription
             state.opened += 1
             if let watched = subscription.watched {
-                for key in watched { state.byKey[key, default: [:]][id] = subscription }
+                for key in watched {
+                    if state.byKey[key]?.add(subscription) == nil { state.byKey[key] = Watchers(subscription) }
+                }
             } else {
                 state.everything[id] = subscription
             }
@@ -105,7 +107,7 @@ public final class ChangeHub: Sendable {
             state.open[id] = nil
             if let watched = subscription.watched {
                 for key in watched {
-                    state.byKey[key]?[id] = nil
+                    state.byKey[key]?.remove(subscription)
                     if state.byKey[key]?.isEmpty == true { state.byKey[key] = nil }
                 }
             } else {
@@ -147,7 +149,7 @@ public final class ChangeHub: Sendable {
                 }
             }
             if let watchers = state.byKey[key] {
-                for subscription in watchers.values { subscription.mark(key, sequence: sequence) }
+                watchers.forEach { $0.mark(key, sequence: sequence) }
             }
             for subscription in state.everything.values { subscription.mark(key, sequence: sequence) }
         }

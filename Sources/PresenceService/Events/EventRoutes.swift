@@ -7,14 +7,15 @@ import PresenceWire
 
 /// `GET /v1/presence/events`: the change stream as Server-Sent Events.
 ///
-/// First one event per watched JID with its current answer (the same JSON object as a query result), then one
-/// event each time a watched JID's visible status changes, a loss and a refill included. `id:` on every event;
-/// a reconnect with `Last-Event-ID` gets every change since, or a fresh snapshot when the history no longer
-/// reaches back that far or the id is another process's (``EventID``: a replica behind the same balancer, or this
-/// one before a restart). Snapshot events have ids `I-N:k` and the last one `I-N`, so a client cut off in the
-/// middle of a snapshot resumes with a new snapshot rather than a gap. Each stream is told its own `retry:`,
-/// between one and two times ``EventStreamConfiguration/retry``, so the clients of a replica that dies do not all
-/// come back in the same millisecond.
+/// First a snapshot of every watched JID's current answer (the same JSON object as a query result), one event
+/// per person or, with `snapshot=chunks`, a few events of many answers each (``SnapshotForm``); then one event each
+/// time a watched JID's visible status changes, a loss and a refill included. A person who changes while the
+/// snapshot is written comes right after it as that change instead (``SnapshotWriter``). `id:` on every event; a reconnect with `Last-Event-ID` gets every change since,
+/// or a fresh snapshot when the history no longer reaches back that far or the id is another process's
+/// (``EventID``: a replica behind the same balancer, or this one before a restart); a client cut off in the middle
+/// of a snapshot resumes with a new one (``SnapshotWriter``). Each stream is told its own `retry:`, between one and
+/// two times ``EventStreamConfiguration/retry``, so the clients of a replica that dies do not all come back in the
+/// same millisecond.
 enum EventRoutes {
     /// The header fields of a stream's answer.
     static let streamHeaders: HTTPFields = [
@@ -27,9 +28,25 @@ enum EventRoutes {
         let answer: ServiceAnswer
     }
 
-    /// The JIDs a stream's request watches (nil: everyone), or why it is refused.
-    static func watched(by request: Request, hub: ChangeHub) -> Result<Set<BareJID>?, Refusal> {
-        let texts = request.uri.queryParameters.getAll("jid")
+    /// What a stream's request asks for: the JIDs it watches (nil: everyone) and the form of its snapshot.
+    struct StreamRequest {
+        let watched: Set<BareJID>?
+        let snapshot: SnapshotForm
+    }
+
+    /// What a stream's request asks for, or why it is refused as written: the one check `GET` and `HEAD` share.
+    static func streamRequest(_ request: Request, hub: ChangeHub) -> Result<StreamRequest, Refusal> {
+        let parameters = request.uri.queryParameters
+        var form = SnapshotForm.events
+        if let text = parameters.get("snapshot") {
+            guard let named = SnapshotForm(rawValue: text) else {
+                let names = SnapshotForm.allCases.map(\.rawValue).joined(separator: " or ")
+                return .failure(
+                    Refusal(answer: .badRequest("bad-request", "snapshot is \(names); '\(text)' given")))
+            }
+            form = named
+        }
+        let texts = parameters.getAll("jid")
         guard texts.count <= hub.configuration.maxJIDsPerStream else {
             return .failure(
                 Refusal(
@@ -38,7 +55,7 @@ enum EventRoutes {
                         "a stream watches at most \(hub.configuration.maxJIDsPerStream) JIDs (--events-max-jids); "
                             + "\(texts.count) given")))
         }
-        guard !texts.isEmpty else { return .success(nil) }
+        guard !texts.isEmpty else { return .success(StreamRequest(watched: nil, snapshot: form)) }
         var jids = Set<BareJID>()
         for text in texts {
             do { jids.insert(try JID(text).bare) } catch {
@@ -46,7 +63,7 @@ enum EventRoutes {
                     Refusal(answer: .badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)")))
             }
         }
-        return .success(jids)
+        return .success(StreamRequest(watched: jids, snapshot: form))
     }
 
     static func add(
@@ -54,19 +71,19 @@ enum EventRoutes {
     ) {
         // HEAD: the stream's status and header fields, without opening a stream.
         router.head("/v1/presence/events") { request, _ -> Response in
-            switch watched(by: request, hub: hub) {
+            switch streamRequest(request, hub: hub) {
             case .failure(let refusal): refusal.answer.response
             case .success: Response(status: .ok, headers: streamHeaders)
             }
         }
         router.get("/v1/presence/events") { request, context -> Response in
-            let watched: Set<BareJID>?
-            switch EventRoutes.watched(by: request, hub: hub) {
+            let asked: StreamRequest
+            switch streamRequest(request, hub: hub) {
             case .failure(let refusal): return refusal.answer.response
-            case .success(let jids): watched = jids
+            case .success(let streamRequest): asked = streamRequest
             }
             let lastEventID = request.headers[.lastEventID].flatMap { EventID(lastEventID: $0[...]) }
-            let subscription = EventSubscription(watched: watched, channel: context.channel)
+            let subscription = EventSubscription(watched: asked.watched, channel: context.channel)
             guard let start = hub.subscribe(subscription, resumingAfter: lastEventID) else {
                 return QueryRoutes.json(
                     ErrorDocument(
@@ -93,21 +110,25 @@ enum EventRoutes {
                         subscription.writing(false)
                     }
                     if case .snapshot(let sequence) = start {
-                        let id = EventID(instance: hub.instance, sequence: sequence)
+                        var snapshot = SnapshotWriter(
+                            form: asked.snapshot, id: EventID(instance: hub.instance, sequence: sequence),
+                            subscription: subscription)
                         let keys = subscription.watched.map { Array($0) } ?? hub.storage.keys
-                        for (index, key) in keys.sorted().enumerated() {
-                            stream.event(key, id: index == keys.count - 1 ? id.text : id.snapshotEvent(index + 1))
+                        for key in keys.sorted() {
+                            snapshot.add(key, stream.answer(key), to: &stream)
                             // A snapshot of everyone is written as it is made, never held whole in memory.
                             if stream.byteCount >= EventWriter.flushBytes { try await flush() }
                         }
-                        if keys.isEmpty { stream.comment("snapshot \(id.text): nothing to show yet") }
+                        snapshot.finish(to: &stream)
                     }
                     var wakeups = subscription.wakeups.makeAsyncIterator()
                     while true {
                         if stream.byteCount > 0 { try await flush() }
                         guard let next = await subscription.next(&wakeups) else { break }
                         for change in next.changes {
-                            stream.event(change.key, id: EventID(instance: hub.instance, sequence: change.sequence).text)
+                            stream.event(
+                                stream.answer(change.key),
+                                id: EventID(instance: hub.instance, sequence: change.sequence).text)
                         }
                         if next.heartbeat { stream.comment("heartbeat") }
                     }
@@ -138,12 +159,22 @@ struct EventWriter {
         return buffer
     }
 
-    /// One `presence` event: the user's answer as it is now, as a `cache-only` query gives it (the tier, partial,
-    /// restored).
-    mutating func event(_ key: BareJID, id: String) {
-        let result = PresenceQueryResult(lookup.storedAnswer(key), live: source?.isLive)
+    /// The user's answer as it is now, as a `cache-only` query gives it (the tier, partial, restored).
+    func answer(_ key: BareJID) -> PresenceQueryResult {
+        PresenceQueryResult(lookup.storedAnswer(key), live: source?.isLive)
+    }
+
+    /// One `presence` event: one person's answer.
+    mutating func event(_ result: PresenceQueryResult, id: String) {
         buffer.writeString("id: \(id)\nevent: presence\ndata: ")
         buffer.writeBytes(result.jsonBytes())
+        buffer.writeString("\n\n")
+    }
+
+    /// One `snapshot` event: several people's answers as one query document.
+    mutating func snapshot(_ results: [PresenceQueryResult], id: String) {
+        buffer.writeString("id: \(id)\nevent: snapshot\ndata: ")
+        buffer.writeBytes(QueryDocument(results: results).jsonBytes())
         buffer.writeString("\n\n")
     }
 

@@ -38,6 +38,11 @@ final class EventSubscription: Sendable {
         wake.yield()
     }
 
+    /// Whether `key` has a change not written yet.
+    func isPending(_ key: BareJID) -> Bool {
+        state.withLock { $0.pending[key] != nil }
+    }
+
     /// The stream has been idle for a heartbeat interval.
     func heartbeat() {
         state.withLock { $0.heartbeatDue = true }

@@ -44,8 +44,9 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var pending: (head: HTTPRequestHead, answer: ServiceAnswer)?
     private var date = HTTPDate()
     /// The connection's JSON text, reused from answer to answer: a batch's answer is hundreds of kilobytes, and
-    /// fresh memory for each one was a tenth of a batch's time in page faults (Documentation/Benchmarks.md).
-    private var json = JSONWriter(reservingCapacity: 4096)
+    /// fresh memory for each one was a tenth of a batch's time in page faults (Documentation/Benchmarks.md). It
+    /// starts empty and grows with the first answer: a connection that only streams changes never needs it.
+    private var json = JSONWriter(reservingCapacity: 0)
     /// The most memory ``json`` keeps between answers.
     private static let retainedJSONCapacity = 1 << 20
 
@@ -122,7 +123,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .refused(let answer): return answer
         case .lookup(let jids, let policy):
             if json.reservedCapacity > StorageAnswerHandler.retainedJSONCapacity {
-                json = JSONWriter(reservingCapacity: 4096)
+                json = JSONWriter(reservingCapacity: 0)
             } else {
                 json.removeAll()
             }

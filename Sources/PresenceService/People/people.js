@@ -30,33 +30,42 @@ function words(person) {
     default: return "unknown";
   }
 }
-function matches(person, query) {
-  return person.jid.toLowerCase().includes(query) ||
-    (person.status || "").toLowerCase().includes(query) || words(person).includes(query);
+// What a person is sorted and searched by, computed once when their answer arrives, not on every keystroke.
+function prepare(person) {
+  person.sortKey = groupOf(person.jid) + "\u0000" + person.jid;
+  person.searchText = (person.jid + "\n" + (person.status || "") + "\n" + words(person)).toLowerCase();
+  return person;
 }
+function matches(person, query) { return person.searchText.includes(query); }
 
+// Everyone in list order, sorted again only when someone new arrives: a keystroke filters, it never sorts.
+let ordered = [], orderStale = true;
 function rebuild() {
   rebuildQueued = false;
   lastRebuild = performance.now();
+  if (orderStale) {
+    ordered = Array.from(people.keys());
+    ordered.sort((a, b) => { const x = people.get(a).sortKey, y = people.get(b).sortKey; return x < y ? -1 : x > y ? 1 : 0; });
+    orderStale = false;
+  }
   const query = search.value.trim().toLowerCase();
-  const shown = [];
-  for (const person of people.values()) if (!query || matches(person, query)) shown.push(person);
-  const keyed = shown.map(person => [groupOf(person.jid) + "\u0000" + person.jid, person.jid]);
-  keyed.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   rows = [];
-  let group = null;
-  for (const [, jid] of keyed) {
+  let group = null, shownCount = 0;
+  for (const jid of ordered) {
+    const person = people.get(jid);
+    if (query && !matches(person, query)) continue;
+    shownCount++;
     const g = groupOf(jid);
     if (g !== group) { rows.push({ group: g }); group = g; }
     rows.push({ jid });
   }
   spacer.style.height = rows.length * ROW + "px";
-  empty.hidden = shown.length > 0 || people.size === 0;
+  empty.hidden = shownCount > 0 || people.size === 0;
   const counts = {};
   for (const person of people.values()) { const key = look(person); counts[key] = (counts[key] || 0) + 1; }
   const order = ["available", "chat", "away", "xa", "dnd", "offline", "unknown", "lost"];
   summary.textContent = people.size.toLocaleString() + " people" +
-    (query ? ", " + shown.length.toLocaleString() + " shown" : "") + " · " +
+    (query ? ", " + shownCount.toLocaleString() + " shown" : "") + " · " +
     order.filter(k => counts[k]).map(k => counts[k].toLocaleString() + " " + (k === "xa" ? "extended away" : k)).join(", ");
   render();
 }
@@ -89,7 +98,7 @@ function render() {
 function scheduleRebuild() {
   if (rebuildQueued) return;
   rebuildQueued = true;
-  // At most four rebuilds a second while a snapshot of 100,000 streams in; visible rows still update.
+  // At most four rebuilds a second while a big snapshot streams in or changes pour in; visible rows still update.
   const wait = Math.max(0, 250 - (performance.now() - lastRebuild));
   setTimeout(() => requestAnimationFrame(rebuild), wait);
 }
@@ -103,40 +112,33 @@ viewport.addEventListener("scroll", scheduleRender, { passive: true });
 window.addEventListener("resize", scheduleRender);
 search.addEventListener("input", () => { lastRebuild = 0; scheduleRebuild(); });
 
-// Event ids are "INSTANCE-N" for change N of one process, and "INSTANCE-N:k" for a snapshot taken at change N
-// but its last event, which is "INSTANCE-N" so that a resume can start from it. A process other than the
-// last one always starts with a snapshot.
-let lastInstance = null, snapshotBase = null;
-function isSnapshotEvent(id) {
-  const colon = id.indexOf(":");
-  const base = colon < 0 ? id : id.slice(0, colon);
-  const instance = base.slice(0, base.lastIndexOf("-"));
-  let snapshot;
-  if (colon >= 0) { snapshot = true; snapshotBase = base; }
-  else if (base === snapshotBase) { snapshot = true; snapshotBase = null; }
-  else snapshot = lastInstance !== null && instance !== lastInstance;
-  lastInstance = instance;
-  return snapshot;
-}
+// The stream opens with a snapshot in a few `snapshot` events of many answers each, then one `presence` event
+// per change. Behind a balancer a reconnect may land on another replica, whose snapshot can lag by the last change
+// this page already showed: a snapshot answer older than the one shown is kept out. Changes always apply.
 function isOlder(person, shown) {
   const since = Date.parse(person.since), shownSince = Date.parse(shown.since);
   return !Number.isNaN(since) && !Number.isNaN(shownSince) && since < shownSince;
 }
+function apply(person, fromSnapshot) {
+  const shown = people.get(person.jid);
+  if (fromSnapshot && shown && isOlder(person, shown)) return;
+  people.set(person.jid, prepare(person));
+  // A new person, or a filter that may now match differently, needs the list rebuilt; a change of
+  // someone already listed only needs the visible rows drawn again.
+  if (!shown) orderStale = true;
+  if (!shown || search.value.trim()) scheduleRebuild(); else { scheduleRender(); if (!rebuildQueued) scheduleRebuild(); }
+}
 function connect() {
-  const source = new EventSource("/v1/presence/events");
+  const source = new EventSource("/v1/presence/events?snapshot=chunks");
   source.addEventListener("open", () => { connection.classList.add("live"); connection.title = "live"; });
   source.addEventListener("error", () => { connection.classList.remove("live"); connection.title = "reconnecting"; });
-  source.addEventListener("presence", event => {
-    const person = JSON.parse(event.data);
-    const known = people.has(person.jid);
-    // Behind a balancer a reconnect may land on another replica, whose snapshot can lag by the last change
-    // this page already showed: a snapshot answer older than the one shown is kept out. Changes always apply.
-    if (isSnapshotEvent(event.lastEventId) && known && isOlder(person, people.get(person.jid))) return;
-    people.set(person.jid, person);
-    // A new person, or a filter that may now match differently, needs the list rebuilt; a change of
-    // someone already listed only needs the visible rows drawn again.
-    if (!known || search.value.trim()) scheduleRebuild(); else { scheduleRender(); if (!rebuildQueued) scheduleRebuild(); }
+  source.addEventListener("snapshot", event => {
+    for (const person of JSON.parse(event.data).results) apply(person, true);
+    // The snapshot's last event (its id has no ":k") lists everyone at once, without waiting for the next of
+    // the at most four rebuilds a second that show a big snapshot's progress.
+    if (!event.lastEventId.includes(":")) rebuild();
   });
+  source.addEventListener("presence", event => apply(JSON.parse(event.data), false));
 }
 
 const figures = document.getElementById("storage-figures");

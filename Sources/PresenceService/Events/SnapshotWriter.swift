@@ -1,0 +1,59 @@
+import PresenceStore
+import PresenceWire
+
+/// Writes a stream's snapshot in its ``SnapshotForm``: every watched person's answer once, with nobody missed or
+/// repeated across the seam with the changes that follow, and numbered so that a client cut off in the middle of
+/// it resumes with a new snapshot rather than a gap.
+///
+/// The seam: a person whose change is pending in the subscription when their answer would be written is left
+/// out, because that change is written right after the snapshot with the answer as it is then. A change is marked
+/// pending just after the storage applies it, so an answer read in that instant is already the changed one; the
+/// check is made when the event is written, after the rest of its answers were read, by which time such a mark
+/// has landed and the person is left to the change instead of coming twice.
+///
+/// Ids: a snapshot taken at change `N` numbers its events `INSTANCE-N:1`, `INSTANCE-N:2`... and its last one
+/// `INSTANCE-N` (``EventID``). Which event is the last is known only when the snapshot ends, so each event's
+/// answers are held until the next answer or the end says what its id is.
+struct SnapshotWriter {
+    let form: SnapshotForm
+    /// The change the snapshot was taken at.
+    let id: EventID
+    let subscription: EventSubscription
+    private var held: [(key: BareJID, answer: PresenceQueryResult)] = []
+    private var written = 0
+
+    init(form: SnapshotForm, id: EventID, subscription: EventSubscription) {
+        self.form = form
+        self.id = id
+        self.subscription = subscription
+        held.reserveCapacity(form.answersPerEvent)
+    }
+
+    /// Adds one person's answer, writing the event before it into `stream` when that one is full.
+    mutating func add(_ key: BareJID, _ answer: PresenceQueryResult, to stream: inout EventWriter) {
+        if held.count == form.answersPerEvent { write(last: false, to: &stream) }
+        held.append((key, answer))
+    }
+
+    /// Writes the last event, or says the snapshot is empty.
+    mutating func finish(to stream: inout EventWriter) {
+        write(last: true, to: &stream)
+    }
+
+    private mutating func write(last: Bool, to stream: inout EventWriter) {
+        let answers = held.filter { !subscription.isPending($0.key) }.map(\.answer)
+        held.removeAll(keepingCapacity: true)
+        // A chunk whose people all changed meanwhile is written empty when it is the last: it says where the
+        // snapshot ends. Otherwise it is left out.
+        guard !answers.isEmpty || (last && form == .chunks && written > 0) else {
+            if last && written == 0 { stream.comment("snapshot \(id.text): nothing to show yet") }
+            return
+        }
+        written += 1
+        let eventID = last ? id.text : id.snapshotEvent(written)
+        switch form {
+        case .events: stream.event(answers[0], id: eventID)
+        case .chunks: stream.snapshot(answers, id: eventID)
+        }
+    }
+}
