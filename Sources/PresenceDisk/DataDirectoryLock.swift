@@ -12,7 +12,7 @@ final class DataDirectoryLock {
         let path = directory + "/presence.lock"
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .notWritable(path: path, reason: String(cString: strerror(errno))) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        guard Self.lock(descriptor) else {
             let holder = Self.pid(in: descriptor)
             Glibc.close(descriptor)
             throw .inUse(directory: directory, pid: holder)
@@ -28,6 +28,21 @@ final class DataDirectoryLock {
         guard descriptor >= 0 else { return }
         Glibc.close(descriptor)
         descriptor = -1
+    }
+
+    /// Takes the lock; false when another holder keeps it.
+    ///
+    /// A lock this process released can still be held for an instant: a child being started by another thread
+    /// (`fork` then `exec`) holds a copy of every descriptor until its `exec` closes it, and an `flock` belongs to
+    /// the open file, so the copy keeps it. When the file names this process as the holder, the lock is tried
+    /// again for up to a second before the directory is called in use.
+    private static func lock(_ descriptor: Int32) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(1)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard pid(in: descriptor) == getpid(), ContinuousClock.now < deadline else { return false }
+            usleep(10_000)
+        }
+        return true
     }
 
     private static func pid(in descriptor: Int32) -> Int32? {

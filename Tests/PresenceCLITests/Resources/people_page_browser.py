@@ -2,12 +2,15 @@
 
 Usage: people_page_browser.py BASE_URL FEED_PORT SCREENSHOT.png PEOPLE
 
-Feeds PEOPLE people over the service's feed port, opens the page, finds a person by searching, feeds a change
-and waits for the dot and the text to change without a reload. Exits 0 when every check holds; otherwise prints
-what failed and exits 1. Either way the screenshot is saved.
+Feeds PEOPLE people over the service's feed port, then opens the page while rounds of changes to a tenth of
+them are fed: the page must list everyone once and end on each person's last change (the snapshot-then-changes
+seam: a change fed while the snapshot is written is neither lost nor shown twice). Then it finds a person by
+searching, feeds a change and waits for the dot and the text to change without a reload. Exits 0 when every
+check holds; otherwise prints what failed and exits 1. Either way the screenshot is saved.
 """
 import socket
 import sys
+import threading
 import time
 
 from selenium import webdriver
@@ -58,12 +61,43 @@ for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "-
     options.add_argument(argument)
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 failures = []
+rounds = 10
+changed = range(0, people, 10)
+
+
+def change_while_opening():
+    """Round r gives every tenth person the status "Round r", one feed connection per round."""
+    for round_number in range(1, rounds + 1):
+        feed(header + "".join(
+            presence(f"person{i}@{departments[i % 4]}.example.com", status=f"Round {round_number}") for i in changed))
+
+
+def seam_failures(driver):
+    """What the page shows wrongly after the rounds: someone listed twice, or not on their last round."""
+    return driver.execute_script(
+        "const jids = rows.filter(r => r.jid).map(r => r.jid);"
+        "const twice = jids.length - new Set(jids).size;"
+        "const behind = arguments[0].filter(j => (people.get(j) || {}).status !== arguments[1]);"
+        "return [twice, behind.length, behind.slice(0, 3)];",
+        [f"person{i}@{departments[i % 4]}.example.com" for i in changed], f"Round {rounds}")
+
+
 try:
+    changer = threading.Thread(target=change_while_opening)
     opened = time.monotonic()
+    changer.start()
     driver.get(base + "/")
     wait = WebDriverWait(driver, 120, poll_frequency=0.01)
     wait.until(lambda d: f"{people + 2:,} people" in d.find_element(By.ID, "summary").text)
     print(f"timing: {people + 2:,} people listed {time.monotonic() - opened:.2f} s after opening the page")
+    changer.join()
+    try:
+        WebDriverWait(driver, 30, poll_frequency=0.05).until(
+            lambda d: d.execute_script("return !rebuildQueued") and seam_failures(d)[:2] == [0, 0])
+    except Exception:  # noqa: BLE001
+        twice, behind, examples = seam_failures(driver)
+        failures.append(f"after changes fed while the page opened: {twice} listed twice, {behind} not on their"
+                        f" last change (e.g. {examples})")
     rendered = driver.execute_script("return document.querySelectorAll('#rows .row').length")
     if rendered > 200:
         failures.append(f"{rendered} rows in the page for {people + 2} people: the list is not virtualised")
