@@ -100,39 +100,10 @@ enum EventRoutes {
             return Response(
                 status: .ok, headers: streamHeaders,
                 body: ResponseBody { writer in
-                    defer { hub.unsubscribe(subscription) }
-                    var stream = EventWriter(lookup: lookup, source: source)
-                    let base = max(1, Int(hub.configuration.retry / .milliseconds(1)))
-                    stream.retry(milliseconds: base + Int.random(in: 0 ... base))
-                    func flush() async throws {
-                        subscription.writing(true)
-                        try await writer.write(stream.take())
-                        subscription.writing(false)
-                    }
-                    if case .snapshot(let sequence) = start {
-                        var snapshot = SnapshotWriter(
-                            form: asked.snapshot, id: EventID(instance: hub.instance, sequence: sequence),
-                            subscription: subscription)
-                        let keys = subscription.watched.map { Array($0) } ?? hub.storage.keys
-                        for key in keys.sorted() {
-                            snapshot.add(key, stream.answer(key), to: &stream)
-                            // A snapshot of everyone is written as it is made, never held whole in memory.
-                            if stream.byteCount >= EventWriter.flushBytes { try await flush() }
-                        }
-                        snapshot.finish(to: &stream)
-                    }
-                    var wakeups = subscription.wakeups.makeAsyncIterator()
-                    while true {
-                        if stream.byteCount > 0 { try await flush() }
-                        guard let next = await subscription.next(&wakeups) else { break }
-                        for change in next.changes {
-                            stream.event(
-                                stream.answer(change.key),
-                                id: EventID(instance: hub.instance, sequence: change.sequence).text)
-                        }
-                        if next.heartbeat { stream.comment("heartbeat") }
-                    }
-                    try await writer.finish(nil)
+                    var stream = ChangeStreamWriter(
+                        hub: hub, subscription: subscription, snapshotForm: asked.snapshot,
+                        events: EventWriter(lookup: lookup, source: source))
+                    try await stream.run(from: start, to: &writer)
                 })
         }
     }

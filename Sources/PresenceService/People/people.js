@@ -32,7 +32,8 @@ function words(person) {
 }
 // What a person is sorted and searched by, computed once when their answer arrives, not on every keystroke.
 function prepare(person) {
-  person.sortKey = groupOf(person.jid) + "\u0000" + person.jid;
+  person.group = groupOf(person.jid);
+  person.sortKey = person.group + "\u0000" + person.jid;
   person.searchText = (person.jid + "\n" + (person.status || "") + "\n" + words(person)).toLowerCase();
   return person;
 }
@@ -40,22 +41,29 @@ function matches(person, query) { return person.searchText.includes(query); }
 
 // Everyone in list order, sorted again only when someone new arrives: a keystroke filters, it never sorts.
 let ordered = [], orderStale = true;
+// While a snapshot streams in, the list waits for its last event and is sorted once; meanwhile the summary
+// counts the people read so far.
+let loadingSnapshot = false;
 function rebuild() {
   rebuildQueued = false;
   lastRebuild = performance.now();
+  if (loadingSnapshot) {
+    summary.textContent = people.size.toLocaleString() + " people so far…";
+    return;
+  }
   if (orderStale) {
-    ordered = Array.from(people.keys());
-    ordered.sort((a, b) => { const x = people.get(a).sortKey, y = people.get(b).sortKey; return x < y ? -1 : x > y ? 1 : 0; });
+    const keyed = [];
+    for (const person of people.values()) keyed.push([person.sortKey, person.jid, person.group]);
+    keyed.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+    ordered = keyed;
     orderStale = false;
   }
   const query = search.value.trim().toLowerCase();
   rows = [];
   let group = null, shownCount = 0;
-  for (const jid of ordered) {
-    const person = people.get(jid);
-    if (query && !matches(person, query)) continue;
+  for (const [, jid, g] of ordered) {
+    if (query && !matches(people.get(jid), query)) continue;
     shownCount++;
-    const g = groupOf(jid);
     if (g !== group) { rows.push({ group: g }); group = g; }
     rows.push({ jid });
   }
@@ -133,10 +141,17 @@ function connect() {
   source.addEventListener("open", () => { connection.classList.add("live"); connection.title = "live"; });
   source.addEventListener("error", () => { connection.classList.remove("live"); connection.title = "reconnecting"; });
   source.addEventListener("snapshot", event => {
+    // Marks for the browser's performance timeline: where opening a big page spends its time.
+    if (!loadingSnapshot) performance.mark("people-snapshot-first-event");
+    loadingSnapshot = event.lastEventId.includes(":");
     for (const person of JSON.parse(event.data).results) apply(person, true);
     // The snapshot's last event (its id has no ":k") lists everyone at once, without waiting for the next of
-    // the at most four rebuilds a second that show a big snapshot's progress.
-    if (!event.lastEventId.includes(":")) rebuild();
+    // the at most four rebuilds a second.
+    if (!loadingSnapshot) {
+      performance.mark("people-snapshot-last-event");
+      rebuild();
+      performance.mark("people-listed");
+    }
   });
   source.addEventListener("presence", event => apply(JSON.parse(event.data), false));
 }

@@ -1,9 +1,9 @@
 """The people page in a real browser (Debian's chromium through chromedriver and python3-selenium).
 
-Usage: people_page_browser.py BASE_URL FEED_PORT SCREENSHOT.png PEOPLE
+Usage: people_page_browser.py BASE_URL FEED_PORT SCREENSHOT.png PEOPLE [ROUNDS]
 
 Feeds PEOPLE people over the service's feed port, then opens the page while rounds of changes to a tenth of
-them are fed: the page must list everyone once and end on each person's last change (the snapshot-then-changes
+them are fed (ROUNDS, 10 unless given; 0 times the page opening alone): the page must list everyone once and end on each person's last change (the snapshot-then-changes
 seam: a change fed while the snapshot is written is neither lost nor shown twice). Then it finds a person by
 searching, feeds a change and waits for the dot and the text to change without a reload. Exits 0 when every
 check holds; otherwise prints what failed and exits 1. Either way the screenshot is saved.
@@ -61,8 +61,8 @@ for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "-
     options.add_argument(argument)
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 failures = []
-rounds = 10
-changed = range(0, people, 10)
+rounds = int(sys.argv[5]) if len(sys.argv) > 5 else 10
+changed = range(0, people, 10) if rounds else range(0)
 
 
 def change_while_opening():
@@ -90,6 +90,10 @@ try:
     wait = WebDriverWait(driver, 120, poll_frequency=0.01)
     wait.until(lambda d: f"{people + 2:,} people" in d.find_element(By.ID, "summary").text)
     print(f"timing: {people + 2:,} people listed {time.monotonic() - opened:.2f} s after opening the page")
+    marks = driver.execute_script(
+        "return Object.fromEntries(performance.getEntriesByType('mark').map(m => [m.name, m.startTime]))")
+    print("timing: the page's own marks, ms after navigation: "
+          + ", ".join(f"{name} {start:.0f}" for name, start in marks.items()))
     changer.join()
     try:
         WebDriverWait(driver, 30, poll_frequency=0.05).until(

@@ -1,0 +1,74 @@
+import Foundation
+import PresenceTestSupport
+import Testing
+
+/// What an open change stream costs the replica in resident memory: the figure that says how many screens one
+/// replica holds (Documentation/Deploying.md). Measured on the real `presence serve` process, with streams opened
+/// by plain sockets from this process, so that the service's memory is the service's alone.
+///
+/// A stream of one JID costs about 24 KiB in the release build and in the debug build the tests run (most of it
+/// the connection: its pipeline and the task that serves it). The budget holds that order of magnitude: a buffer
+/// kept per stream (a snapshot's 64 KiB write, a read buffer grown and never given back) would break it.
+@Suite("What a change stream costs the replica", .serialized)
+struct StreamMemoryTests {
+    static let streams = 2_000
+    static let budgetPerStream = 32 * 1024
+
+    @Test func twoThousandStreamsCostLessThan32KiBEachOverAStreamlessBaseline() async throws {
+        let server = try RunningServer([
+            "--events-max-streams", "\(Self.streams + 100)", "--http-max-connections", "\(Self.streams + 200)",
+        ])
+        defer { _ = server.stop() }
+        // Streams that open and close first: what the first streams set up once (the hub's observer, the event
+        // loops' pools, the allocator's arenas) is in the baseline, not charged to the streams measured.
+        var warm = try (0 ..< 200).map { try Self.openStream(watching: "w\($0)@example.com", port: server.httpPort) }
+        for descriptor in warm { close(descriptor) }
+        warm.removeAll()
+        #expect(try await eventually(timeout: .seconds(30)) { try await Self.openStreams(port: server.httpPort) == 0 })
+        let baseline = try Self.residentBytes(of: server.process.processIdentifier)
+
+        let open = try (0 ..< Self.streams).map {
+            try Self.openStream(watching: "u\($0)@example.com", port: server.httpPort)
+        }
+        defer { for descriptor in open { close(descriptor) } }
+        #expect(try await Self.openStreams(port: server.httpPort) == Self.streams)
+        let resident = try Self.residentBytes(of: server.process.processIdentifier)
+        let perStream = (resident - baseline) / Self.streams
+        print("\(Self.streams) change streams: \(perStream / 1024) KiB of resident memory each")
+        #expect(
+            perStream < Self.budgetPerStream,
+            "\(perStream) bytes per stream (\(baseline) bytes before, \(resident) with \(Self.streams) streams)")
+    }
+
+    /// A change stream of one JID, open once its snapshot event has come; the caller closes it.
+    static func openStream(watching jid: String, port: Int) throws -> Int32 {
+        let descriptor = try LoopbackTCP.connect(port: port)
+        let request = "GET /v1/presence/events?jid=\(jid) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        try Array(request.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !String(decoding: received, as: UTF8.self).contains("event: presence") {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else {
+                close(descriptor)
+                throw LoopbackTCP.Failure(description: "the stream of \(jid) ended before its snapshot")
+            }
+            received += buffer[..<count]
+        }
+        return descriptor
+    }
+
+    static func openStreams(port: Int) async throws -> Int? {
+        let stats = try await TestHTTP.get(port: port, path: "/v1/stats")
+        return (try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any])?["eventStreams"] as? Int
+    }
+
+    /// `VmRSS` of process `pid`, in bytes.
+    static func residentBytes(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kibibytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else { throw LoopbackTCP.Failure(description: "no VmRSS in /proc/\(pid)/status") }
+        return kibibytes * 1024
+    }
+}
