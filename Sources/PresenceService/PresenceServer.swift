@@ -69,15 +69,16 @@ public struct PresenceServer: Sendable {
             access: configuration.access, feedSecret: configuration.feedSecret, tls: configuration.tls)
         let endpoint = QueryEndpoint(
             lookup: lookup, live: { source?.isLive }, maxBatchJIDs: configuration.http.maxBatchJIDs)
+        let events = EventStreamEndpoint(hub: changes, lookup: lookup, live: { source?.isLive })
         let admission = RequestAdmission(secrets: secrets, readiness: readiness)
         let application = Application(
             responder: QueryRoutes.router(
-                endpoint: endpoint, admission: admission, statistics: statistics, metrics: metrics,
-                source: xmppSource, hub: changes),
+                endpoint: endpoint, events: events, admission: admission, statistics: statistics, metrics: metrics,
+                source: xmppSource),
             // HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.
             server: .presenceHTTP1(
-                endpoint: endpoint, admission: admission, limits: configuration.http, serverName: "presence",
-                metrics: metrics),
+                endpoint: endpoint, events: events, admission: admission, limits: configuration.http,
+                serverName: "presence", metrics: metrics),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence",
                 // Over the limit, Hummingbird stops accepting until a connection closes: new clients wait in the

@@ -4,38 +4,43 @@ import PresenceStore
 /// One open change stream: the JIDs it watches and, for each, the latest change not written yet.
 ///
 /// Pending changes are coalesced per JID: a reader that stalls holds at most one entry per watched user, never
-/// a queue of every change, and what it reads when it resumes is each user's answer as it is then.
+/// a queue of every change, and what it reads when it resumes is each user's answer as it is then. Whoever writes
+/// the stream is told there is something to write through `wake`, once until it next calls ``take()``: a burst of
+/// changes costs the writer one wake-up, not one per change.
 final class EventSubscription: Sendable {
     /// The JIDs watched; nil for every change of every user.
     let watched: Set<BareJID>?
-    /// The connection, closed when a write stays blocked past the limit.
+    /// The connection, closed when its writes stay blocked past the limit.
     let channel: (any Channel)?
-    private let state = Locked(State())
-    /// Signals that something may be ready; iterated only by the task writing the stream.
-    let wakeups: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    private let state: Locked<State>
 
     private struct State {
         /// The latest change sequence number per JID with a change not written yet.
         var pending: [BareJID: UInt64] = [:]
         var heartbeatDue = false
         var finished = false
-        /// When the write in progress began; nil between writes.
-        var writeStartedAt: ContinuousClock.Instant?
+        /// Whether `wake` was called since the last ``take()``.
+        var woken = false
+        /// Tells the writer there is something to take; dropped when the stream finishes, so that nothing holds
+        /// the writer after its stream is over.
+        var wake: (@Sendable () -> Void)?
+        /// Since when the connection has refused more bytes; nil while it takes them.
+        var blockedSince: ContinuousClock.Instant?
     }
 
-    init(watched: Set<BareJID>?, channel: (any Channel)?) {
+    /// Something to write is to be signalled by `wake` (called on whatever thread made the change: the writer
+    /// hops to its own).
+    init(watched: Set<BareJID>?, channel: (any Channel)?, wake: @escaping @Sendable () -> Void) {
         self.watched = watched
         self.channel = channel
-        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        state = Locked(State(wake: wake))
     }
 
     func watches(_ key: BareJID) -> Bool { watched?.contains(key) ?? true }
 
     /// A watched user changed (change number `sequence`).
     func mark(_ key: BareJID, sequence: UInt64) {
-        state.withLock { $0.pending[key] = sequence }
-        wake.yield()
+        signal { $0.pending[key] = sequence }
     }
 
     /// Whether `key` has a change not written yet.
@@ -45,45 +50,58 @@ final class EventSubscription: Sendable {
 
     /// The stream has been idle for a heartbeat interval.
     func heartbeat() {
-        state.withLock { $0.heartbeatDue = true }
-        wake.yield()
+        signal { $0.heartbeatDue = true }
     }
 
-    /// Ends the stream (the service is shutting down).
+    /// Ends the stream (the service is shutting down, or the reader stopped reading): the writer is woken to end
+    /// the response.
     func finish() {
-        state.withLock { $0.finished = true }
-        wake.finish()
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer { state.wake = nil }
+            return state.wake
+        }
+        wake?()
     }
 
-    /// What to write next: the pending changes in the order they happened, and whether a heartbeat is due.
-    /// Waits on `iterator` (of ``wakeups``) until there is something; nil once the stream is finished.
-    func next(
-        _ iterator: inout AsyncStream<Void>.Iterator
-    ) async -> (changes: [(key: BareJID, sequence: UInt64)], heartbeat: Bool)? {
-        while true {
-            let taken = state.withLock { state -> (changes: [(key: BareJID, sequence: UInt64)], heartbeat: Bool)? in
-                guard !state.finished else { return nil }
-                let changes = state.pending.map { (key: $0.key, sequence: $0.value) }.sorted {
-                    $0.sequence < $1.sequence
-                }
-                let heartbeat = state.heartbeatDue && changes.isEmpty
-                state.pending.removeAll(keepingCapacity: true)
-                state.heartbeatDue = false
-                return (changes, heartbeat)
-            }
-            guard let taken else { return nil }
-            if !taken.changes.isEmpty || taken.heartbeat { return taken }
-            guard await iterator.next() != nil else { return nil }
+    /// What to write now: the pending changes in the order they happened, and whether a heartbeat is due (only
+    /// when no change is). Nil once the stream is finished.
+    func take() -> (changes: [(key: BareJID, sequence: UInt64)], heartbeat: Bool)? {
+        state.withLock { state in
+            state.woken = false
+            guard !state.finished else { return nil }
+            let changes = state.pending.map { (key: $0.key, sequence: $0.value) }.sorted { $0.sequence < $1.sequence }
+            let heartbeat = state.heartbeatDue && changes.isEmpty
+            state.pending.removeAll(keepingCapacity: state.pending.count <= 64)
+            state.heartbeatDue = false
+            return (changes, heartbeat)
         }
     }
 
-    /// Brackets a write, for the stalled-reader check.
-    func writing(_ started: Bool) {
-        state.withLock { $0.writeStartedAt = started ? .now : nil }
+    /// The connection refuses more bytes (its buffers are full), or takes them again: for the stalled-reader check.
+    func blocked(_ blocked: Bool) {
+        state.withLock { state in
+            if !blocked {
+                state.blockedSince = nil
+            } else if state.blockedSince == nil {
+                state.blockedSince = .now
+            }
+        }
     }
 
-    /// Whether a write has been blocked for longer than `limit`.
+    /// Whether the connection has refused more bytes for longer than `limit`.
     func isStalled(longerThan limit: Duration, now: ContinuousClock.Instant) -> Bool {
-        state.withLock { state in state.writeStartedAt.map { now - $0 > limit } ?? false }
+        state.withLock { state in state.blockedSince.map { now - $0 > limit } ?? false }
+    }
+
+    private func signal(_ change: (inout State) -> Void) {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            change(&state)
+            guard !state.woken, !state.finished else { return nil }
+            state.woken = true
+            return state.wake
+        }
+        wake?()
     }
 }

@@ -9,7 +9,8 @@ import NIOHTTPTypesHTTP1
 import NIOSSL
 import PresenceStore
 
-/// Hummingbird's HTTP/1.1 child channel with ``StorageAnswerHandler`` in it, right after HTTP decoding.
+/// Hummingbird's HTTP/1.1 child channel with ``StorageAnswerHandler`` (storage hits and change streams) in it,
+/// right after HTTP decoding.
 ///
 /// The pipeline is the one `HTTP1Channel` builds (the same decoder limits, no pipelining assistance, the
 /// connection-state handler for idle time and graceful shutdown, the async channel the router reads), with one
@@ -21,6 +22,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let endpoint: QueryEndpoint
+    let events: EventStreamEndpoint
     let admission: RequestAdmission
     var secrets: ServiceSecrets { admission.secrets }
     let limits: HTTPLimits
@@ -51,7 +53,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
             try channel.pipeline.syncOperations.addHandler(RequestTimingHandler(metrics: metrics))
             try channel.pipeline.syncOperations.addHandler(
-                StorageAnswerHandler(endpoint: endpoint, admission: admission, serverName: serverName))
+                StorageAnswerHandler(endpoint: endpoint, events: events, admission: admission, serverName: serverName))
             try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
             return try NIOAsyncChannel(
@@ -67,13 +69,13 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with storage hits answered on the event loop (``PresenceHTTP1Channel``).
     static func presenceHTTP1(
-        endpoint: QueryEndpoint, admission: RequestAdmission, limits: HTTPLimits, serverName: String,
-        metrics: ServiceMetrics
+        endpoint: QueryEndpoint, events: EventStreamEndpoint, admission: RequestAdmission, limits: HTTPLimits,
+        serverName: String, metrics: ServiceMetrics
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             PresenceHTTP1Channel(
-                responder: responder, endpoint: endpoint, admission: admission, limits: limits, serverName: serverName,
-                metrics: metrics)
+                responder: responder, endpoint: endpoint, events: events, admission: admission, limits: limits,
+                serverName: serverName, metrics: metrics)
         }
     }
 }

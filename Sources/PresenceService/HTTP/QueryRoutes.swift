@@ -11,9 +11,10 @@ import PresenceWire
 /// format (`PresenceWire`), written by its one encoder.
 enum QueryRoutes {
     static func router(
-        endpoint: QueryEndpoint, admission: RequestAdmission, statistics: ServiceStatistics, metrics: ServiceMetrics,
-        source: XMPPPresenceSource?, hub: ChangeHub
+        endpoint: QueryEndpoint, events: EventStreamEndpoint, admission: RequestAdmission,
+        statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?
     ) -> FrontDoorResponder<RouterResponder<ServiceRequestContext>> {
+        let hub = events.hub
         let lookup = endpoint.lookup
         let storage = lookup.storage
         let (readiness, secrets) = (admission.readiness, admission.secrets)
@@ -25,7 +26,7 @@ enum QueryRoutes {
             access: secrets.access, maxBatchJIDs: endpoint.maxBatchJIDs,
             maxJIDsPerStream: hub.configuration.maxJIDsPerStream)
         // Before `/v1/presence/:jid`, which would otherwise take `events` for a JID.
-        EventRoutes.add(to: router, hub: hub, lookup: lookup, source: source)
+        EventRoutes.add(to: router, endpoint: events)
         PeoplePage.add(to: router)
         router.get("/v1/presence/:jid/badge.svg") { request, context -> Response in
             let raw = try context.parameters.require("jid")

@@ -13,8 +13,10 @@ import Darwin
 #endif
 
 /// Answers presence queries on the connection's event loop, before Hummingbird's request handling, when no await
-/// is needed: a storage hit, or a request refused as written. Every other request passes to the router untouched
-/// (see ``PresenceHTTP1Channel``).
+/// is needed: a storage hit, or a request refused as written. It also opens change streams
+/// (`GET /v1/presence/events`), which are written on the event loop from then on (``ChannelEventStream``): the
+/// connection carries nothing else afterwards. Every other request passes to the router untouched (see
+/// ``PresenceHTTP1Channel``).
 ///
 /// Measured on this project's machine (Documentation/Benchmarks.md): Hummingbird's per-request path (an async task, the
 /// async channel's writer, the router) answers about 24,000 requests per second for a constant `/healthz`, where
@@ -34,8 +36,13 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     typealias OutboundOut = HTTPServerResponsePart
 
     private let endpoint: QueryEndpoint
+    private let events: EventStreamEndpoint
     private let admission: RequestAdmission
     private let serverName: String
+    /// A change stream's request being read, or waiting for the responses routed before it to end.
+    private var streamRequest: (head: HTTPRequestHead, ended: Bool)?
+    /// The change stream this connection carries; nothing is read from the connection once it is open.
+    private var stream: ChannelEventStream?
     /// Requests handed to the router whose response has not ended yet.
     private var routed = 0
     /// The parts of the current request go to the router.
@@ -50,15 +57,21 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// The most memory ``json`` keeps between answers.
     private static let retainedJSONCapacity = 1 << 20
 
-    init(endpoint: QueryEndpoint, admission: RequestAdmission, serverName: String) {
+    init(endpoint: QueryEndpoint, events: EventStreamEndpoint, admission: RequestAdmission, serverName: String) {
         self.endpoint = endpoint
+        self.events = events
         self.admission = admission
         self.serverName = serverName
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // A stream's connection carries nothing else: whatever a client sends after a stream's request is dropped.
+        guard stream == nil, streamRequest?.ended != true else { return }
         let part = unwrapInboundIn(data)
         switch part {
+        case .head(let request) where request.method == .GET && EventStreamEndpoint.isStreamPath(request.uri):
+            streamRequest = (request, false)
+            routingCurrent = false
         case .head(let request):
             if routed == 0, let answer = answer(request, allocator: context.channel.allocator) {
                 pending = (request, answer)
@@ -73,6 +86,9 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .end:
             if routingCurrent {
                 context.fireChannelRead(data)
+            } else if streamRequest != nil {
+                streamRequest?.ended = true
+                if routed == 0 { openStream(context: context) }
             } else if let (request, answer) = pending {
                 pending = nil
                 respond(context: context, to: request, with: answer)
@@ -81,8 +97,45 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { routed = max(routed - 1, 0) }
+        guard case .end = unwrapOutboundIn(data), routed > 0 else { return context.write(data, promise: promise) }
+        routed -= 1
         context.write(data, promise: promise)
+        // A stream asked for after routed requests opens once their responses have ended, in order.
+        if routed == 0 && streamRequest?.ended == true { openStream(context: context) }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        stream?.writabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stream?.connectionClosed()
+        stream = nil
+        context.fireChannelInactive()
+    }
+
+    /// Opens the change stream whose request was read, or answers why not: the same admission as every request,
+    /// then the stream endpoint's rules and the hub's limit.
+    private func openStream(context: ChannelHandlerContext) {
+        guard let request = streamRequest?.head else { return }
+        streamRequest = nil
+        if case .refused(let answer) = admission.decide(request) {
+            return respond(context: context, to: request, with: answer)
+        }
+        switch events.decide(target: request.uri) {
+        case .refused(let answer):
+            respond(context: context, to: request, with: answer)
+        case .otherRoute:
+            respond(context: context, to: request, with: .error(.notFound, "not-found", "no such resource"))
+        case .stream(let asked):
+            let opened = ChannelEventStream(context: context, endpoint: events)
+            if opened.open(asked, request: request, date: date.now(), serverName: serverName) {
+                stream = opened
+            } else {
+                respond(context: context, to: request, with: events.tooManyStreams)
+            }
+        }
     }
 
     private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead, with answer: ServiceAnswer) {

@@ -1,0 +1,75 @@
+import HummingbirdCore
+import PresenceStore
+
+/// The change stream, `GET /v1/presence/events`: what a request asks for (``StreamRequest``), held to this
+/// service's limits, and the answers its events carry.
+///
+/// Both the event-loop path that writes streams (``ChannelEventStream``, opened by ``StorageAnswerHandler``) and the
+/// router's `HEAD` call ``decide(target:)``: each rule on a stream's request exists here once. Access and readiness
+/// are ``RequestAdmission``'s; the number of open streams is the hub's (``ChangeHub/subscribe(_:resumingAfter:)``).
+struct EventStreamEndpoint: Sendable {
+    static let path = "/v1/presence/events"
+
+    let hub: ChangeHub
+    let lookup: PresenceLookup
+    /// Whether the XMPP source is live now; nil without a source.
+    let live: @Sendable () -> Bool?
+
+    /// What a stream's request asks for: the JIDs it watches (nil: everyone) and the form of its snapshot.
+    struct StreamRequest: Sendable {
+        let watched: Set<BareJID>?
+        let snapshot: SnapshotForm
+    }
+
+    enum Decision {
+        /// Open a stream.
+        case stream(StreamRequest)
+        /// Answer this instead: the request cannot be served as written.
+        case refused(ServiceAnswer)
+        /// Not the change stream: another route's.
+        case otherRoute
+    }
+
+    /// Whether a request target (path and query) is the change stream's.
+    static func isStreamPath(_ target: String) -> Bool {
+        target.utf8.split(separator: UInt8(ascii: "?"), maxSplits: 1, omittingEmptySubsequences: false).first?
+            .elementsEqual(path.utf8) == true
+    }
+
+    /// Decides on a request target (path and query, as the request line has them).
+    func decide(target: String) -> Decision {
+        guard Self.isStreamPath(target) else { return .otherRoute }
+        let uri = URI(target)
+        let parameters = uri.queryParameters
+        var form = SnapshotForm.events
+        if let text = parameters.get("snapshot") {
+            guard let named = SnapshotForm(rawValue: text) else {
+                let names = SnapshotForm.allCases.map(\.rawValue).joined(separator: " or ")
+                return .refused(.badRequest("bad-request", "snapshot is \(names); '\(text)' given"))
+            }
+            form = named
+        }
+        let texts = parameters.getAll("jid")
+        let most = hub.configuration.maxJIDsPerStream
+        guard texts.count <= most else {
+            return .refused(
+                .badRequest(
+                    "bad-request", "a stream watches at most \(most) JIDs (--events-max-jids); \(texts.count) given"))
+        }
+        guard !texts.isEmpty else { return .stream(StreamRequest(watched: nil, snapshot: form)) }
+        var jids = Set<BareJID>()
+        for text in texts {
+            do { jids.insert(try JID(text).bare) } catch {
+                return .refused(.badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)"))
+            }
+        }
+        return .stream(StreamRequest(watched: jids, snapshot: form))
+    }
+
+    /// The answer to give when ``ChangeHub/subscribe(_:resumingAfter:)`` refuses a stream: the limit is reached.
+    var tooManyStreams: ServiceAnswer {
+        .error(
+            .serviceUnavailable, "resource-constraint",
+            "\(hub.configuration.maxStreams) change streams are open already (--events-max-streams)")
+    }
+}
