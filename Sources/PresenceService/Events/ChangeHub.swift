@@ -168,10 +168,8 @@ public final class ChangeHub: Sendable {
     /// ends every stream so their responses complete.
     func run() async {
         let tick = min(configuration.heartbeat, configuration.writeTimeout / 4, .seconds(1))
-        var sinceHeartbeat = Duration.zero
         while !Task.isCancelled {
             try? await Task.sleep(for: tick)
-            sinceHeartbeat += tick
             let open = state.withLock { Array($0.open.values) }
             let now = ContinuousClock.now
             for subscription in open where subscription.isStalled(longerThan: configuration.writeTimeout, now: now) {
@@ -182,10 +180,9 @@ public final class ChangeHub: Sendable {
                 subscription.finish()
                 subscription.channel?.close(promise: nil)
             }
-            if sinceHeartbeat >= configuration.heartbeat {
-                sinceHeartbeat = .zero
-                for subscription in open { subscription.heartbeat() }
-            }
+            // Only a stream with nothing written for a heartbeat interval gets one: the others are known to be
+            // alive, and waking every stream at once would delay the changes behind them.
+            for subscription in open { subscription.heartbeat(ifIdleSince: now - configuration.heartbeat) }
         }
         let open = state.withLock { Array($0.open.values) }
         for subscription in open { subscription.finish() }

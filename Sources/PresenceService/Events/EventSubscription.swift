@@ -26,6 +26,8 @@ final class EventSubscription: Sendable {
         var wake: (@Sendable () -> Void)?
         /// Since when the connection has refused more bytes; nil while it takes them.
         var blockedSince: ContinuousClock.Instant?
+        /// When something was last taken to be written (a change or a heartbeat), or the stream opened.
+        var lastTaken = ContinuousClock.now
     }
 
     /// Something to write is to be signalled by `wake` (called on whatever thread made the change: the writer
@@ -48,9 +50,10 @@ final class EventSubscription: Sendable {
         state.withLock { $0.pending[key] != nil }
     }
 
-    /// The stream has been idle for a heartbeat interval.
-    func heartbeat() {
-        signal { $0.heartbeatDue = true }
+    /// A heartbeat is due if nothing was taken to be written since `cutoff`.
+    func heartbeat(ifIdleSince cutoff: ContinuousClock.Instant) {
+        let idle = state.withLock { $0.lastTaken < cutoff }
+        if idle { signal { $0.heartbeatDue = true } }
     }
 
     /// Ends the stream (the service is shutting down, or the reader stopped reading): the writer is woken to end
@@ -75,6 +78,7 @@ final class EventSubscription: Sendable {
             let heartbeat = state.heartbeatDue && changes.isEmpty
             state.pending.removeAll(keepingCapacity: state.pending.count <= 64)
             state.heartbeatDue = false
+            if heartbeat || !changes.isEmpty { state.lastTaken = .now }
             return (changes, heartbeat)
         }
     }
