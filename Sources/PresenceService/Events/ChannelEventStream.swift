@@ -55,11 +55,14 @@ final class ChannelEventStream {
         let base = max(1, Int(hub.configuration.retry / .milliseconds(1)))
         events.retry(milliseconds: base + Int.random(in: 0 ... base))
         if case .snapshot(let sequence) = start {
-            let keys = asked.watched.map { Array($0) } ?? hub.storage.keys
+            // The JIDs a stream names, in order; everyone, in the storage's own order: a screen of everyone
+            // sorts by what it shows (the people page by department), and sorting 100,000 JIDs here took 160 ms
+            // of the event loop before the first byte.
+            let keys = asked.watched.map { $0.sorted() } ?? hub.storage.keys
             let writer = SnapshotWriter(
                 form: asked.snapshot, id: EventID(instance: hub.instance, sequence: sequence),
                 subscription: subscription)
-            snapshot = (writer, keys.sorted(), 0)
+            snapshot = (writer, keys, 0)
         }
         pump()
         return true
