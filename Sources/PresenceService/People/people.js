@@ -52,20 +52,25 @@ function rebuild() {
     return;
   }
   if (orderStale) {
-    const keyed = [];
-    for (const person of people.values()) keyed.push([person.sortKey, person.jid, person.group]);
-    keyed.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
-    ordered = keyed;
+    // The sort keys alone, sorted without a comparator (the engine's own string sort, several times faster than a
+    // comparator on a million people), then the people in that order.
+    const byKey = new Map();
+    for (const person of people.values()) byKey.set(person.sortKey, person);
+    const keys = Array.from(byKey.keys());
+    keys.sort();
+    // The sorted strings are the map's own keys, whose hashes the engine keeps: finding each is cheap.
+    ordered = keys.map(key => byKey.get(key));
     orderStale = false;
   }
   const query = search.value.trim().toLowerCase();
+  // A row is a group's name (a string) or a person.
   rows = [];
   let group = null, shownCount = 0;
-  for (const [, jid, g] of ordered) {
-    if (query && !matches(people.get(jid), query)) continue;
+  for (const person of ordered) {
+    if (query && !matches(person, query)) continue;
     shownCount++;
-    if (g !== group) { rows.push({ group: g }); group = g; }
-    rows.push({ jid });
+    if (person.group !== group) { group = person.group; rows.push(group); }
+    rows.push(person);
   }
   spacer.style.height = rows.length * ROW + "px";
   empty.hidden = shownCount > 0 || people.size === 0;
@@ -87,12 +92,11 @@ function render() {
   for (let index = first; index < last; index++) {
     const row = rows[index];
     const y = index * ROW;
-    if (row.group !== undefined) {
-      html += '<div class="row group" style="top:' + y + 'px">' + escape(row.group) + "</div>";
+    if (typeof row === "string") {
+      html += '<div class="row group" style="top:' + y + 'px">' + escape(row) + "</div>";
       continue;
     }
-    const person = people.get(row.jid);
-    if (!person) continue;
+    const person = row;
     const state = look(person);
     html += '<div class="row person" data-jid="' + escape(person.jid) + '" data-state="' + state + '" style="top:' + y + 'px">' +
       '<span class="dot ' + state + '" title="' + escape(words(person)) + '"></span>' +
@@ -130,7 +134,8 @@ function isOlder(person, shown) {
 function apply(person, fromSnapshot) {
   const shown = people.get(person.jid);
   if (fromSnapshot && shown && isOlder(person, shown)) return;
-  people.set(person.jid, prepare(person));
+  // A change updates the person listed in place: the list's order holds the same object.
+  if (shown) Object.assign(shown, prepare(person)); else people.set(person.jid, prepare(person));
   // A new person, or a filter that may now match differently, needs the list rebuilt; a change of
   // someone already listed only needs the visible rows drawn again.
   if (!shown) orderStale = true;
