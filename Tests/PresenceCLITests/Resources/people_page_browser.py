@@ -94,6 +94,9 @@ try:
         "return Object.fromEntries(performance.getEntriesByType('mark').map(m => [m.name, m.startTime]))")
     print("timing: the page's own marks, ms after navigation: "
           + ", ".join(f"{name} {start:.0f}" for name, start in marks.items()))
+    heap = driver.execute_script("return performance.memory ? performance.memory.usedJSHeapSize : null")
+    if heap:
+        print(f"timing: the page's JavaScript heap with everyone listed: {heap / 1048576:.0f} MiB")
     changer.join()
     try:
         WebDriverWait(driver, 30, poll_frequency=0.05).until(
