@@ -61,6 +61,20 @@ struct StorageAnswerTests {
         }
     }
 
+    @Test func aRefusedStreamPipelinedAfterARoutedRequestIsAnsweredAndTheConnectionClosedNotLeftHanging() async throws {
+        try await withService { ports in
+            // What follows a stream's request on its connection is never read: when the stream is refused, the
+            // client is told so and the connection closes, rather than the request after it waiting for ever.
+            let (answers, closed) = try await pipelined(
+                ["/v1/stats", "/v1/presence/events?jid=not%20a%20jid@", "/v1/presence/alice@example.com"],
+                port: ports.http)
+            #expect(closed)
+            try #require(answers.count == 2, "\(answers)")
+            #expect(answers[0].contains("\"storage\":\"dictionary\""), "the statistics first")
+            #expect(answers[1].contains("jid-malformed"))
+        }
+    }
+
     @Test func aStorageHitIsTheSameDocumentTheRouterWrites() async throws {
         try await withService { ports in
             try await feedAliceAndBob(ports)

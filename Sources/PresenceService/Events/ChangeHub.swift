@@ -58,9 +58,11 @@ public final class ChangeHub: Sendable {
 
     /// Opens a stream; nil when ``EventStreamConfiguration/maxStreams`` are open already.
     func subscribe(_ subscription: EventSubscription, resumingAfter lastEventID: EventID?) -> Start? {
-        // Checked and registered under one lock, so concurrent opens never pass the limit together.
-        let registered = state.withLock { state -> Bool in
-            guard state.open.count < configuration.maxStreams else { return false }
+        // Checked, registered and numbered under one lock: concurrent opens never pass the limit together, and
+        // every change after the snapshot's number is marked on the new stream, every change up to it is in the
+        // storage its snapshot reads.
+        let start = state.withLock { state -> Start? in
+            guard state.open.count < configuration.maxStreams else { return nil }
             let id = ObjectIdentifier(subscription)
             state.open[id] = subscription
             state.opened += 1
@@ -80,12 +82,6 @@ public final class ChangeHub: Sendable {
                 state.sequence += 1
                 state.resumableFrom = state.sequence
             }
-            return true
-        }
-        guard registered else { return nil }
-        // On screen, not evicted: an LRU keeps every watched user for as long as the stream is open.
-        if let watched = subscription.watched { storage.pin(watched) }
-        return state.withLock { state in
             // Another replica's or an earlier process's number says nothing of this one's changes.
             guard let lastEventID, lastEventID.instance == instance,
                 lastEventID.sequence >= state.resumableFrom, lastEventID.sequence <= state.sequence
@@ -98,6 +94,9 @@ public final class ChangeHub: Sendable {
             }
             return .resumed
         }
+        // On screen, not evicted: an LRU keeps every watched user for as long as the stream is open.
+        if start != nil, let watched = subscription.watched { storage.pin(watched) }
+        return start
     }
 
     func unsubscribe(_ subscription: EventSubscription) {

@@ -8,8 +8,8 @@ import PresenceStore
 /// No task waits for changes: the subscription wakes the stream by scheduling ``pump()`` on the event loop, and the
 /// connection's writability is the back-pressure (the stream writes while the channel takes bytes and resumes when
 /// it does again; meanwhile changes coalesce in the subscription). An open stream therefore costs the replica its
-/// connection and its subscription, and nothing per change it waits for. A big snapshot is written
-/// ``bytesPerTurn`` at a time, so the loop's other connections are served while it goes out.
+/// connection and its subscription, and nothing per change it waits for. A big snapshot, or a burst of changes, is
+/// written ``bytesPerTurn`` at a time, so the loop's other connections are served while it goes out.
 final class ChannelEventStream {
     private let context: ChannelHandlerContext
     private let endpoint: EventStreamEndpoint
@@ -17,7 +17,13 @@ final class ChannelEventStream {
     private var events: EventWriter
     /// The snapshot being written: its writer, the keys in order, and the next key's index.
     private var snapshot: (writer: SnapshotWriter, keys: [BareJID], next: Int)?
+    /// Changes taken from the subscription and not written yet, and the next one's index: a burst (everyone's
+    /// answer again when the source turns live) is written in pieces, as a snapshot is.
+    private var backlog: (changes: [(key: BareJID, sequence: UInt64)], next: Int)?
     private var ended = false
+    /// Whether ``pump()`` is running: writing can make the channel writable again at once, and the writability
+    /// change calls ``pump()`` from inside the write; that call returns and the running one goes on.
+    private var pumping = false
 
     /// At most this much of a snapshot is written in one turn of the event loop.
     static let bytesPerTurn = 4 * EventWriter.flushBytes
@@ -69,44 +75,67 @@ final class ChannelEventStream {
     }
 
     /// Writes what there is to write while the connection takes it: the rest of the snapshot, then the pending
-    /// changes and a due heartbeat. Ends the response once the subscription is finished.
+    /// changes and a due heartbeat, at most ``bytesPerTurn`` in one turn of the event loop. Ends the response once
+    /// the subscription is finished, whatever is left unwritten.
     func pump() {
-        guard !ended, let subscription else { return }
+        guard !ended, !pumping, let subscription else { return }
+        pumping = true
+        defer { pumping = false }
         let channel = context.channel
         var written = 0
         while channel.isWritable && !ended {
-            if var current = snapshot {
-                while events.byteCount < EventWriter.flushBytes && current.next < current.keys.count {
-                    let key = current.keys[current.next]
-                    current.next += 1
-                    current.writer.add(key, events.answer(key), to: &events)
-                }
-                if current.next == current.keys.count {
-                    current.writer.finish(to: &events)
-                    snapshot = nil
-                } else {
-                    snapshot = current
-                }
+            if subscription.isFinished { return end() }
+            if snapshot != nil {
+                fillFromSnapshot()
+            } else if backlog != nil {
+                fillFromBacklog()
             } else {
                 guard let next = subscription.take() else { return end() }
-                let instance = endpoint.hub.instance
-                for change in next.changes {
-                    events.event(events.answer(change.key), id: EventID(instance: instance, sequence: change.sequence).text)
-                }
+                if !next.changes.isEmpty { backlog = (next.changes, 0) }
                 if next.heartbeat { events.comment("heartbeat") }
+                if backlog != nil { fillFromBacklog() }
             }
             guard events.byteCount > 0 else {
-                if snapshot == nil { break } else { continue }
+                if snapshot == nil && backlog == nil { break } else { continue }
             }
             written += events.byteCount
             context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(events.take()))), promise: nil)
-            if snapshot != nil && written >= Self.bytesPerTurn {
+            if (snapshot != nil || backlog != nil) && written >= Self.bytesPerTurn {
                 let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
                 context.eventLoop.execute { bound.value.pump() }
-                return
+                break
             }
         }
         subscription.blocked(!channel.isWritable && !ended)
+    }
+
+    /// Adds the snapshot's next answers to the events, up to a write's worth.
+    private func fillFromSnapshot() {
+        guard var current = snapshot else { return }
+        snapshot = nil
+        while events.byteCount < EventWriter.flushBytes && current.next < current.keys.count {
+            let key = current.keys[current.next]
+            current.next += 1
+            current.writer.add(key, events.answer(key), to: &events)
+        }
+        if current.next == current.keys.count {
+            current.writer.finish(to: &events)
+        } else {
+            snapshot = current
+        }
+    }
+
+    /// Adds the backlog's next changes to the events, up to a write's worth, each with its answer as it is now.
+    private func fillFromBacklog() {
+        guard var current = backlog else { return }
+        backlog = nil
+        let instance = endpoint.hub.instance
+        while events.byteCount < EventWriter.flushBytes && current.next < current.changes.count {
+            let change = current.changes[current.next]
+            current.next += 1
+            events.event(events.answer(change.key), id: EventID(instance: instance, sequence: change.sequence).text)
+        }
+        if current.next < current.changes.count { backlog = current }
     }
 
     /// The connection takes bytes again, or refuses them.
@@ -136,6 +165,7 @@ final class ChannelEventStream {
         guard let subscription else { return }
         self.subscription = nil
         snapshot = nil
+        backlog = nil
         subscription.finish()
         endpoint.hub.unsubscribe(subscription)
     }

@@ -68,6 +68,9 @@ final class EventSubscription: Sendable {
         wake?()
     }
 
+    /// Whether the stream is over: whatever is being written should stop and the response end.
+    var isFinished: Bool { state.withLock { $0.finished } }
+
     /// What to write now: the pending changes in the order they happened, and whether a heartbeat is due (only
     /// when no change is). Nil once the stream is finished.
     func take() -> (changes: [(key: BareJID, sequence: UInt64)], heartbeat: Bool)? {

@@ -5,15 +5,19 @@ import PresenceWire
 /// repeated across the seam with the changes that follow, and numbered so that a client cut off in the middle of
 /// it resumes with a new snapshot rather than a gap.
 ///
-/// The seam: a person whose change is pending in the subscription when their answer would be written is left
-/// out, because that change is written right after the snapshot with the answer as it is then. A change is marked
-/// pending just after the storage applies it, so an answer read in that instant is already the changed one; the
-/// check is made when the event is written, after the rest of its answers were read, by which time such a mark
-/// has landed and the person is left to the change instead of coming twice.
+/// The seam: the hub numbers the snapshot and registers the stream in one step, so every change after the
+/// snapshot's number is marked pending on the stream and every change up to it is in the storage the snapshot
+/// reads. A person whose change is pending when their answer would be written is left out, because that change is
+/// written right after the snapshot with the answer as it is then. The check is made when the event is written,
+/// after the rest of its answers were read, so that a change applied just before its person was read has usually
+/// been marked by then; one that has not comes twice, never not at all.
 ///
 /// Ids: a snapshot taken at change `N` numbers its events `INSTANCE-N:1`, `INSTANCE-N:2`... and its last one
 /// `INSTANCE-N` (``EventID``). Which event is the last is known only when the snapshot ends, so each event's
-/// answers are held until the next answer or the end says what its id is.
+/// answers are held until the next answer or the end says what its id is. In chunks, a last chunk whose people
+/// all changed meanwhile is written empty to carry `INSTANCE-N`; one event per person, the snapshot then ends with
+/// an `INSTANCE-N:k` id, and a client cut off before the next change gets a new snapshot. A snapshot with nobody
+/// in it is a comment, with no id.
 struct SnapshotWriter {
     let form: SnapshotForm
     /// The change the snapshot was taken at.

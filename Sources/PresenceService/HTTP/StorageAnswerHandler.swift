@@ -39,8 +39,9 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private let events: EventStreamEndpoint
     private let admission: RequestAdmission
     private let serverName: String
-    /// A change stream's request being read, or waiting for the responses routed before it to end.
-    private var streamRequest: (head: HTTPRequestHead, ended: Bool)?
+    /// A change stream's request being read, or waiting for the responses routed before it to end, and whether
+    /// anything the client sent after it was dropped.
+    private var streamRequest: (head: HTTPRequestHead, ended: Bool, dropped: Bool)?
     /// The change stream this connection carries; nothing is read from the connection once it is open.
     private var stream: ChannelEventStream?
     /// Requests handed to the router whose response has not ended yet.
@@ -65,12 +66,16 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        // A stream's connection carries nothing else: whatever a client sends after a stream's request is dropped.
-        guard stream == nil, streamRequest?.ended != true else { return }
+        // A stream's connection carries nothing else: whatever a client sends after a stream's request is dropped
+        // (and should the stream be refused, the connection closes after saying why).
+        guard stream == nil, streamRequest?.ended != true else {
+            streamRequest?.dropped = true
+            return
+        }
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let request) where request.method == .GET && EventStreamEndpoint.isStreamPath(request.uri):
-            streamRequest = (request, false)
+            streamRequest = (request, false, false)
             routingCurrent = false
         case .head(let request):
             if routed == 0, let answer = answer(request, allocator: context.channel.allocator) {
@@ -118,8 +123,13 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Opens the change stream whose request was read, or answers why not: the same admission as every request,
     /// then the stream endpoint's rules and the hub's limit.
     private func openStream(context: ChannelHandlerContext) {
-        guard let request = streamRequest?.head else { return }
+        guard let (head, _, dropped) = streamRequest else { return }
         streamRequest = nil
+        // The client may have gone while the routed responses before it were written.
+        guard context.channel.isActive else { return }
+        var request = head
+        // Requests that came after it were dropped: a refusal closes the connection, so the client knows.
+        if dropped { request.headers.replaceOrAdd(name: "Connection", value: "close") }
         if case .refused(let answer) = admission.decide(request) {
             return respond(context: context, to: request, with: answer)
         }
@@ -129,10 +139,12 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .otherRoute:
             respond(context: context, to: request, with: .error(.notFound, "not-found", "no such resource"))
         case .stream(let asked):
+            // Held before it opens: opening writes, a write can find the connection closed, and the close
+            // (`channelInactive`) must reach the stream to let its subscription go.
             let opened = ChannelEventStream(context: context, endpoint: events)
-            if opened.open(asked, request: request, date: date.now(), serverName: serverName) {
-                stream = opened
-            } else {
+            stream = opened
+            if !opened.open(asked, request: request, date: date.now(), serverName: serverName) {
+                stream = nil
                 respond(context: context, to: request, with: events.tooManyStreams)
             }
         }
