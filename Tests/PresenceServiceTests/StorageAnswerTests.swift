@@ -114,7 +114,8 @@ struct StorageAnswerTests {
             // The same refusal when the storage holds the user and could have answered on its own.
             try await feedAliceAndBob(ports)
             for path in ["/v1/presence/alice@example.com", "/v1/presence?jid=alice@example.com&jid=bob@example.com"] {
-                let held = try await httpGet(path + (path.contains("?") ? "&" : "?") + "policy=cache-else-probe", port: ports.http)
+                let held = try await httpGet(
+                    path + (path.contains("?") ? "&" : "?") + "policy=cache-else-probe", port: ports.http)
                 #expect(held.status == 409, "\(path): a probing policy without an XMPP source")
                 #expect(String(decoding: held.body, as: UTF8.self).contains("needs an XMPP source"))
             }

@@ -154,6 +154,15 @@ public final class ChangeHub: Sendable {
         }
     }
 
+    /// A stream was closed because its connection refused more bytes for longer than
+    /// ``EventStreamConfiguration/writeTimeout`` (its reader stopped reading): logged and counted.
+    func closedAsStalled() {
+        logger.warning(
+            "closing a change stream whose reader stopped reading",
+            metadata: ["blockedFor": "more than \(configuration.writeTimeout)"])
+        state.withLock { $0.closedAsStalled += 1 }
+    }
+
     /// Ends every open stream: their clients reconnect, through a balancer to a replica that is ready.
     func closeAll() {
         let open = state.withLock { Array($0.open.values) }
@@ -163,22 +172,15 @@ public final class ChangeHub: Sendable {
         }
     }
 
-    /// Heartbeats idle streams and closes those whose reader stopped reading, until the service shuts down; then
-    /// ends every stream so their responses complete.
+    /// Heartbeats idle streams until the service shuts down; then ends every stream so their responses complete.
+    /// (A stream whose reader stopped reading is closed by its own timer on its event loop: see
+    /// ``ChannelEventStream``.)
     func run() async {
-        let tick = min(configuration.heartbeat, configuration.writeTimeout / 4, .seconds(1))
+        let tick = min(configuration.heartbeat, .seconds(1))
         while !Task.isCancelled {
             try? await Task.sleep(for: tick)
             let open = state.withLock { Array($0.open.values) }
             let now = ContinuousClock.now
-            for subscription in open where subscription.isStalled(longerThan: configuration.writeTimeout, now: now) {
-                logger.warning(
-                    "closing a change stream whose reader stopped reading",
-                    metadata: ["blockedFor": "more than \(configuration.writeTimeout)"])
-                state.withLock { $0.closedAsStalled += 1 }
-                subscription.finish()
-                subscription.channel?.close(promise: nil)
-            }
             // Only a stream with nothing written for a heartbeat interval gets one: the others are known to be
             // alive, and waking every stream at once would delay the changes behind them.
             for subscription in open { subscription.heartbeat(ifIdleSince: now - configuration.heartbeat) }

@@ -24,6 +24,10 @@ final class ChannelEventStream {
     /// Whether ``pump()`` is running: writing can make the channel writable again at once, and the writability
     /// change calls ``pump()`` from inside the write; that call returns and the running one goes on.
     private var pumping = false
+    /// Armed when the connection refuses more bytes, cancelled when it takes them again: when it fires, the reader
+    /// has stopped reading for ``EventStreamConfiguration/writeTimeout`` and the stream is closed. On the event
+    /// loop, so a busy service still closes its stalled streams on time.
+    private var stallTimer: Scheduled<Void>?
 
     /// At most this much of a snapshot is written in one turn of the event loop.
     static let bytesPerTurn = 4 * EventWriter.flushBytes
@@ -106,7 +110,24 @@ final class ChannelEventStream {
                 break
             }
         }
-        subscription.blocked(!channel.isWritable && !ended)
+        if !channel.isWritable && !ended && stallTimer == nil {
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let timeout = endpoint.hub.configuration.writeTimeout
+            stallTimer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+                bound.value.stalled()
+            }
+        }
+    }
+
+    /// The connection has refused more bytes for the whole write timeout: the reader is not reading. It cannot be
+    /// told why, so the stream is closed, logged and counted.
+    private func stalled() {
+        stallTimer = nil
+        guard !ended, !context.channel.isWritable else { return }
+        endpoint.hub.closedAsStalled()
+        ended = true
+        release()
+        context.channel.close(promise: nil)
     }
 
     /// Adds the snapshot's next answers to the events, up to a write's worth.
@@ -141,7 +162,8 @@ final class ChannelEventStream {
     /// The connection takes bytes again, or refuses them.
     func writabilityChanged() {
         guard context.channel.isWritable else { return }
-        subscription?.blocked(false)
+        stallTimer?.cancel()
+        stallTimer = nil
         pump()
     }
 
@@ -162,6 +184,8 @@ final class ChannelEventStream {
     }
 
     private func release() {
+        stallTimer?.cancel()
+        stallTimer = nil
         guard let subscription else { return }
         self.subscription = nil
         snapshot = nil

@@ -10,7 +10,7 @@ import PresenceStore
 final class EventSubscription: Sendable {
     /// The JIDs watched; nil for every change of every user.
     let watched: Set<BareJID>?
-    /// The connection, closed when its writes stay blocked past the limit.
+    /// The connection: the hub closes it to end the stream at once (a replica that stops being ready).
     let channel: (any Channel)?
     private let state: Locked<State>
 
@@ -24,8 +24,6 @@ final class EventSubscription: Sendable {
         /// Tells the writer there is something to take; dropped when the stream finishes, so that nothing holds
         /// the writer after its stream is over.
         var wake: (@Sendable () -> Void)?
-        /// Since when the connection has refused more bytes; nil while it takes them.
-        var blockedSince: ContinuousClock.Instant?
         /// When something was last taken to be written (a change or a heartbeat), or the stream opened.
         var lastTaken = ContinuousClock.now
     }
@@ -84,22 +82,6 @@ final class EventSubscription: Sendable {
             if heartbeat || !changes.isEmpty { state.lastTaken = .now }
             return (changes, heartbeat)
         }
-    }
-
-    /// The connection refuses more bytes (its buffers are full), or takes them again: for the stalled-reader check.
-    func blocked(_ blocked: Bool) {
-        state.withLock { state in
-            if !blocked {
-                state.blockedSince = nil
-            } else if state.blockedSince == nil {
-                state.blockedSince = .now
-            }
-        }
-    }
-
-    /// Whether the connection has refused more bytes for longer than `limit`.
-    func isStalled(longerThan limit: Duration, now: ContinuousClock.Instant) -> Bool {
-        state.withLock { state in state.blockedSince.map { now - $0 > limit } ?? false }
     }
 
     private func signal(_ change: (inout State) -> Void) {

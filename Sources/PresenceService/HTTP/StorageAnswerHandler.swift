@@ -1,6 +1,6 @@
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import HTTPTypes
 import PresenceStore
 import PresenceWire
 
