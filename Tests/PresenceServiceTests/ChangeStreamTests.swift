@@ -358,7 +358,7 @@ struct ChangeStreamTests {
                     sent += 1
                 }
                 try await feeder.send(burst)
-                let applied = try await eventually(timeout: .seconds(60)) {
+                let applied = try await eventually(timeout: .seconds(180)) {
                     try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == sent
                 }
                 try #require(applied, "the service keeps applying the feed while a stream is stalled")

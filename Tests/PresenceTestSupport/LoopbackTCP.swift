@@ -11,10 +11,16 @@ package enum LoopbackTCP {
         package init(description: String) { self.description = description }
     }
 
-    /// A socket connected to `127.0.0.1:port`, with `TCP_NODELAY` and a receive timeout.
-    package static func connect(port: Int, receiveTimeout: Duration = .seconds(10)) throws -> Int32 {
+    /// A socket connected to `127.0.0.1:port`, with `TCP_NODELAY`, a receive timeout and, when given, a receive
+    /// buffer of about `receiveBufferBytes` (set before connecting, so that the window the peer sees is that small).
+    package static func connect(
+        port: Int, receiveTimeout: Duration = .seconds(10), receiveBufferBytes: Int? = nil
+    ) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        if var size = receiveBufferBytes.map(Int32.init) {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -66,10 +66,16 @@ changed = range(0, people, 10) if rounds else range(0)
 
 
 def change_while_opening():
-    """Round r gives every tenth person the status "Round r", one feed connection per round."""
-    for round_number in range(1, rounds + 1):
-        feed(header + "".join(
-            presence(f"person{i}@{departments[i % 4]}.example.com", status=f"Round {round_number}") for i in changed))
+    """Round r gives every tenth person the status "Round r". All rounds go over one feed connection: the service
+    applies one connection's stanzas in order, and separate connections in any order."""
+    with socket.create_connection(("127.0.0.1", feed_port)) as connection:
+        connection.sendall(header.encode())
+        for round_number in range(1, rounds + 1):
+            connection.sendall("".join(
+                presence(f"person{i}@{departments[i % 4]}.example.com", status=f"Round {round_number}")
+                for i in changed).encode())
+            time.sleep(0.05)
+        time.sleep(0.2)
 
 
 def seam_failures(driver):

@@ -59,12 +59,22 @@ rounds = 10
 
 
 def change_the_crowd(feed_ports):
-    """Round r gives every tenth person of the crowd the status "Round r" on every replica in `feed_ports`."""
-    for round_number in range(1, rounds + 1):
-        stamp = f"2026-01-01T10:{10 + round_number:02d}:00Z"
-        text = "".join(presence(jid, f"Round {round_number}", stamp) for jid in changed)
-        for feed_port in feed_ports:
-            feed(feed_port, text)
+    """Round r gives every tenth person of the crowd the status "Round r" on every replica in `feed_ports`, all
+    rounds over one feed connection per replica: the service applies one connection's stanzas in order."""
+    connections = [socket.create_connection(("127.0.0.1", port)) for port in feed_ports]
+    try:
+        for connection in connections:
+            connection.sendall(header.encode())
+        for round_number in range(1, rounds + 1):
+            stamp = f"2026-01-01T10:{10 + round_number:02d}:00Z"
+            text = "".join(presence(jid, f"Round {round_number}", stamp) for jid in changed).encode()
+            for connection in connections:
+                connection.sendall(text)
+            time.sleep(0.05)
+        time.sleep(0.2)
+    finally:
+        for connection in connections:
+            connection.close()
 
 
 def seam_failures(driver):
