@@ -40,7 +40,10 @@ final class EventSubscription: Sendable {
 
     /// A watched user changed (change number `sequence`).
     func mark(_ key: BareJID, sequence: UInt64) {
-        signal { $0.pending[key] = sequence }
+        signal { state in
+            state.pending[key] = sequence
+            return true
+        }
     }
 
     /// Whether `key` has a change not written yet.
@@ -50,8 +53,11 @@ final class EventSubscription: Sendable {
 
     /// A heartbeat is due if nothing was taken to be written since `cutoff`.
     func heartbeat(ifIdleSince cutoff: ContinuousClock.Instant) {
-        let idle = state.withLock { $0.lastTaken < cutoff }
-        if idle { signal { $0.heartbeatDue = true } }
+        signal { state in
+            guard state.lastTaken < cutoff else { return false }
+            state.heartbeatDue = true
+            return true
+        }
     }
 
     /// Ends the stream (the service is shutting down, or the reader stopped reading): the writer is woken to end
@@ -84,10 +90,11 @@ final class EventSubscription: Sendable {
         }
     }
 
-    private func signal(_ change: (inout State) -> Void) {
+    /// Applies `change` under the lock and wakes the writer if it says there is something to write and the writer
+    /// has not been woken since its last ``take()``.
+    private func signal(_ change: (inout State) -> Bool) {
         let wake = state.withLock { state -> (@Sendable () -> Void)? in
-            change(&state)
-            guard !state.woken, !state.finished else { return nil }
+            guard change(&state), !state.woken, !state.finished else { return nil }
             state.woken = true
             return state.wake
         }
