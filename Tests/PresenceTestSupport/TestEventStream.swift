@@ -10,8 +10,12 @@ import ServerSentEvents
 /// waits in ``next()``: the waiting read returns, and the connection closes as a client that goes away closes
 /// it. Releasing the stream closes it too. That task reads one event for each ``next()`` and nothing ahead, so a
 /// test that stops calling ``next()`` is a reader that stops reading: once async-http-client's own buffer and the
-/// socket's are full, the service's writes wait, as they wait for a screen that stopped reading. A read waits at most its idle timeout (60 s, four heartbeats of the
-/// service, unless the test says otherwise) and then throws.
+/// socket's are full, the service's writes wait, as they wait for a screen that stopped reading.
+///
+/// The idle timeout (60 s, four heartbeats of the service, unless the test says otherwise) is async-http-client's
+/// read timeout: it fails the connection when no bytes have come for that long, whether or not the test is calling
+/// ``next()``. A test that stops reading for longer than it, with the buffers full, gets the timeout at its next
+/// read; such a test reads over a plain socket instead.
 package final class TestEventStream: Sendable {
     package let status: Int
     /// Names lowercased.
