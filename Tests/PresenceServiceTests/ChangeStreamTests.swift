@@ -305,7 +305,8 @@ struct ChangeStreamTests {
         try await withService(
             storage: LRUMemoryStorage(countLimit: 1), configure: { $0.events.heartbeat = .milliseconds(300) }
         ) { ports in
-            let stream = try await EventClient.open("?jid=alice@example.com", port: ports.http)
+            // A plain socket: the stream stays open however long the checks below take, unread.
+            let stream = try await RawEventStream.open("?jid=alice@example.com", port: ports.http)
             _ = try await stream.nextAnswer()
             let feeder = try await Feeder.connect(port: ports.feed)
             defer { feeder.close() }

@@ -8,7 +8,7 @@ import PresenceModel
 /// The tests' HTTP client: async-http-client with what the tests ask of a service (a GET, ejabberd's API POST,
 /// a change stream in ``TestEventStream``), so that a test file names a path and reads a status.
 ///
-/// One client for each read timeout a test asks for (10 s for a GET, 60 s for a stream unless the test says
+/// One client for each read timeout a test asks for (30 s for a GET, 60 s for a stream unless the test says
 /// otherwise: async-http-client sets it per client), shared by the whole test process and never shut down (the
 /// process ends first). Every request says
 /// `Connection: close`: each exchange is on a connection of its own, as a test that counts connections or swaps
@@ -44,7 +44,7 @@ package enum TestHTTP {
     /// within `timeout`, and no read of the body may wait longer.
     package static func get(
         host: String = "127.0.0.1", port: Int, path: String, headers: [String: String] = [:],
-        transport: TestTransport = .plain, timeout: Duration = .seconds(10)
+        transport: TestTransport = .plain, timeout: Duration = .seconds(30)
     ) async throws -> Response {
         let response = try await start(
             host: host, port: port, path: path, headers: headers, transport: transport, timeout: timeout)

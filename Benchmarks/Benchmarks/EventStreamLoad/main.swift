@@ -1,26 +1,36 @@
 // The change stream under load: `presence serve` (the release binary, its own process) with S open
-// `GET /v1/presence/events` streams each watching J JIDs, while feeders apply visible changes at R per second.
+// `GET /v1/presence/events` streams each watching J JIDs, while a feeder applies visible changes at R per second.
 //
 //   swift build -c release --product presence
 //   swift run -c release --package-path Benchmarks EventStreamLoad [streams] [jidsPerStream] [changes/s] [seconds] [most streams]
+//   swift run -c release --package-path Benchmarks EventStreamLoad --versus-nchan [--nchan-workers=N] [streams] [jidsPerStream] [changes/s] [seconds]
 //
 // 1. Change-to-delivery latency: each change's status text carries the monotonic time it was sent; each event
-//    received is timed against the time in the status it delivers (coalescing delivers the latest one).
+//    received is timed against the time in the status it delivers (coalescing delivers the latest one). The
+//    server's CPU over the window gives its CPU per delivered event.
 // 2. Capacity: streams opened in steps up to `most streams`, with the service's resident memory per stream.
 //
-// The streams are read by one SwiftNIO event loop in this process; the service is another process, as deployed.
+// With `--versus-nchan`, step 1 runs twice with the same streams, the same people watched and the same changes:
+// against the service, then against nginx + nchan (`apt-get install -y libnginx-mod-nchan`), the reference push
+// server, where each person is a channel, a stream subscribes to its people's channels, and a change is a
+// `POST /pub?id=<person's local part>` of the answer the service would send. Step 2 is skipped.
+//
+// The streams are read by one SwiftNIO event loop in this process; each server is another process, as deployed.
 import Foundation
 import LoadSupport
 import NIOCore
 import NIOPosix
 import Synchronization
 
-let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+let flags = Array(CommandLine.arguments.dropFirst())
+let versusNchan = flags.contains("--versus-nchan")
+let nchanWorkers = flags.first { $0.hasPrefix("--nchan-workers=") }.flatMap { Int($0.dropFirst(16)) } ?? 1
+let arguments = flags.compactMap { Int($0) }
 let streamCount = arguments.first ?? 1000
 let jidsPerStream = arguments.dropFirst().first ?? 50
 let changeRate = arguments.dropFirst(2).first ?? 5000
 let windowSeconds = arguments.dropFirst(3).first ?? 10
-let mostStreams = arguments.dropFirst(4).first ?? 10_000
+let mostStreams = versusNchan ? streamCount : arguments.dropFirst(4).first ?? 10_000
 let users = 10_000
 
 func monotonicNanoseconds() -> UInt64 {
@@ -31,30 +41,103 @@ func monotonicNanoseconds() -> UInt64 {
 
 func jid(_ index: Int) -> String { "user\(index)@load.example.com" }
 
-// MARK: The service, in its own process
+// MARK: The servers, each in its own process
 
-let service = try ServiceProcess(arguments: ["--events-max-streams", String(mostStreams + 10)])
-let (feedPort, httpPort) = (service.feedPort, service.httpPort)
-report("presence serve (pid \(service.processIdentifier)) on feed \(feedPort), http \(httpPort)")
+/// A server the streams read from: how a stream for some people is asked for, how a change is published, and
+/// what the server's processes have used so far.
+struct PushServer: Sendable {
+    let name: String
+    let httpPort: Int
+    let publishPort: Int
+    /// The request path of one stream watching these people.
+    let streamPath: @Sendable ([String]) -> String
+    /// One change on the publishing connection: a person's new status.
+    let publication: @Sendable (_ jid: String, _ status: String) -> String
+    /// Whether the publishing connection answers each change (HTTP) and its answers must be read.
+    let answersPublications: Bool
+    let cpuSeconds: @Sendable () -> Double
+    let residentBytes: @Sendable () -> Int
+    let stop: @Sendable () -> Void
+}
 
-func serviceResidentBytes() -> Int { service.residentBytes() }
+func presenceServer() throws -> PushServer {
+    let service = try ServiceProcess(arguments: ["--events-max-streams", String(mostStreams + 10)])
+    report("presence serve (pid \(service.processIdentifier)) on feed \(service.feedPort), http \(service.httpPort)")
+    return PushServer(
+        name: "presence serve", httpPort: service.httpPort, publishPort: service.feedPort,
+        streamPath: { "/v1/presence/events?" + $0.map { "jid=" + $0 }.joined(separator: "&") },
+        publication: { "<presence from='\($0)/desk'><status>\($1)</status></presence>" },
+        answersPublications: false, cpuSeconds: service.cpuSeconds, residentBytes: service.residentBytes,
+        stop: { service.stop() })
+}
 
-// Everyone exists before the streams open, so the snapshots are real answers.
-let everyone = (0 ..< users).map { "<presence from='\(jid($0))/desk'><status>start</status></presence>" }.joined()
-let setup = try LoopbackTCP.connect(port: feedPort)
-try Array(everyone.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(setup, $0) }
-close(setup)
-try await Task.sleep(for: .seconds(1))
+func nchanServer() throws -> PushServer {
+    let nchan = try LoadNchan(workers: nchanWorkers, connections: streamCount + 64)
+    report("nginx + nchan (\(nchanWorkers) worker(s)) on \(nchan.port)")
+    // The message is the answer the service sends for an available person, field for field.
+    @Sendable func answer(_ jid: String, _ status: String) -> String {
+        #"{"asOf":"2026-11-26T12:00:00.000Z","attendance":null,"cause":null,"jid":"\#(jid)","live":true,"#
+            + #""origin":"feed","partial":false,"priority":0,"probeFailure":null,"resource":"desk","show":null,"#
+            + #""since":"2026-11-26T12:00:00.000Z","state":"available","status":"\#(status)"}"#
+    }
+    return PushServer(
+        name: "nginx + nchan", httpPort: nchan.port, publishPort: nchan.port,
+        // A channel is named by the person's local part: nchan allows 1,024 bytes of channel names per stream.
+        streamPath: { "/sub?id=" + $0.map { $0.prefix { $0 != "@" } }.joined(separator: ",") },
+        publication: { jid, status in
+            let body = answer(jid, status)
+            return
+                "POST /pub?id=\(jid.prefix { $0 != "@" }) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        },
+        answersPublications: true, cpuSeconds: nchan.cpuSeconds, residentBytes: nchan.residentBytes,
+        stop: { nchan.stop() })
+}
+
+/// A connection that publishes changes, with a thread that reads and drops the server's answers if it sends any.
+final class Publisher: Sendable {
+    let descriptor: Int32
+    let server: PushServer
+
+    init(_ server: PushServer) throws {
+        self.server = server
+        descriptor = try LoopbackTCP.connect(port: server.publishPort)
+        if server.answersPublications {
+            let descriptor = self.descriptor
+            Thread.detachNewThread {
+                var sink = [UInt8](repeating: 0, count: 65536)
+                while recv(descriptor, &sink, sink.count, 0) > 0 {}
+            }
+        }
+    }
+
+    func publish(_ changes: [(jid: String, status: String)]) throws {
+        let text = changes.map { server.publication($0.jid, $0.status) }.joined()
+        try Array(text.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
+    }
+
+    func close() { shutdown(descriptor, Int32(SHUT_RDWR)); Glibc.close(descriptor) }
+}
+
+/// Everyone gets a status before the streams open, so the snapshots are real answers.
+func publishEveryone(to server: PushServer) throws {
+    let publisher = try Publisher(server)
+    for batch in stride(from: 0, to: users, by: 1000) {
+        try publisher.publish((batch ..< min(users, batch + 1000)).map { (jid($0), "start") })
+    }
+    Thread.sleep(forTimeInterval: 1)
+    publisher.close()
+}
 
 // MARK: Stream readers on one event loop
 
+/// What the readers of one server's streams have seen.
 final class Latencies: Sendable {
     let samples = Mutex<[UInt64]>([])
     let events = Atomic<Int>(0)
     let snapshotsDone = Atomic<Int>(0)
+    /// Whether the measured window is on: change-to-delivery times are kept only then.
+    let recording = Atomic<Bool>(false)
 }
-let latencies = Latencies()
-let recording = Atomic<Bool>(false)
 
 /// Reads one event stream: counts events, and times each delivered `t=<ns>` status against now. Scans the bytes
 /// as they arrive without copying them (the reader must cost far less than the service it measures); the last
@@ -65,8 +148,12 @@ final class StreamReader: ChannelInboundHandler {
     private static let marker = Array("\"status\":\"t=".utf8)
     private var carry: [UInt8] = []
     private var snapshotLeft: Int
+    private let latencies: Latencies
 
-    init(snapshot: Int) { snapshotLeft = snapshot }
+    init(snapshot: Int, into latencies: Latencies) {
+        snapshotLeft = snapshot
+        self.latencies = latencies
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
@@ -117,7 +204,7 @@ final class StreamReader: ChannelInboundHandler {
             return
         }
         latencies.events.add(events, ordering: .relaxed)
-        if recording.load(ordering: .relaxed), !found.isEmpty {
+        if latencies.recording.load(ordering: .relaxed), !found.isEmpty {
             latencies.samples.withLock { $0 += found }
         }
     }
@@ -130,78 +217,153 @@ final class StreamReader: ChannelInboundHandler {
 }
 
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-func openStream(watching count: Int) async throws -> any Channel {
-    var watched = Set<Int>()
-    while watched.count < count { watched.insert(Int.random(in: 0 ..< users)) }
-    let query = watched.map { "jid=" + jid($0) }.joined(separator: "&")
+
+/// The people each stream watches: the same for every server measured.
+let watchedSets: [[Int]] = (0 ..< mostStreams).map { _ in
+    var people = Set<Int>()
+    while people.count < jidsPerStream { people.insert(Int.random(in: 0 ..< users)) }
+    return Array(people)
+}
+
+func openStream(_ index: Int, on server: PushServer, into latencies: Latencies) async throws -> any Channel {
+    let path = server.streamPath(watchedSets[index].map(jid))
     let channel = try await ClientBootstrap(group: group)
         .channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(StreamReader(snapshot: count))
+                try channel.pipeline.syncOperations.addHandler(StreamReader(snapshot: jidsPerStream, into: latencies))
             }
         }
-        .connect(host: "127.0.0.1", port: httpPort).get()
-    var request = channel.allocator.buffer(capacity: query.utf8.count + 100)
-    request.writeString(
-        "GET /v1/presence/events?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        .connect(host: "127.0.0.1", port: server.httpPort).get()
+    var request = channel.allocator.buffer(capacity: path.utf8.count + 100)
+    request.writeString("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
     try await channel.writeAndFlush(request)
     return channel
 }
 
-// MARK: 1. Latency under changes
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
 
-var channels: [any Channel] = []
-let residentBefore = serviceResidentBytes()
-for _ in 0 ..< streamCount { channels.append(try await openStream(watching: jidsPerStream)) }
-while latencies.snapshotsDone.load(ordering: .relaxed) < streamCount { try await Task.sleep(for: .milliseconds(20)) }
-report(
-    "\(streamCount) streams × \(jidsPerStream) JIDs open (of \(users) people); service resident memory "
-        + "\(residentBefore / 1_048_576) → \(serviceResidentBytes() / 1_048_576) MiB")
+/// What one server did in the measured window.
+struct Measurement {
+    let changesPerSecond: Double
+    let eventsPerSecond: Double
+    let cpuSeconds: Double
+    let windowSeconds: Double
+    let samples: [UInt64]
+    let residentPerStream: Double
 
-let stopFeeding = Atomic<Bool>(false)
-let sentChanges = Atomic<Int>(0)
-let feeder = Thread {
-    let descriptor = try! LoopbackTCP.connect(port: feedPort)
-    defer { close(descriptor) }
-    let perTick = max(1, changeRate / 1000)
-    var next = monotonicNanoseconds()
-    var round = 0
-    while !stopFeeding.load(ordering: .relaxed) {
-        var text = ""
-        for _ in 0 ..< perTick {
-            round += 1
-            text +=
-                "<presence from='\(jid(Int.random(in: 0..<users)))/desk'><status>t=\(monotonicNanoseconds()) \(round)</status></presence>"
-        }
-        try! Array(text.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
-        sentChanges.add(perTick, ordering: .relaxed)
-        next += 1_000_000 * UInt64(perTick) * 1000 / UInt64(changeRate)
-        let now = monotonicNanoseconds()
-        if next > now { usleep(UInt32((next - now) / 1000)) }
+    var cpuMicrosecondsPerEvent: Double { cpuSeconds * 1e6 / (eventsPerSecond * windowSeconds) }
+    var cpuShare: Double { cpuSeconds / windowSeconds }
+
+    func percentile(_ q: Double) -> Double {
+        samples.isEmpty ? .nan : Double(samples[min(samples.count - 1, Int(q * Double(samples.count)))]) / 1e6
     }
 }
-feeder.start()
-try await Task.sleep(for: .seconds(2))
-recording.store(true, ordering: .relaxed)
-let eventsBefore = latencies.events.load(ordering: .relaxed)
-let sentBefore = sentChanges.load(ordering: .relaxed)
-let start = ContinuousClock.now
-try await Task.sleep(for: .seconds(windowSeconds))
-recording.store(false, ordering: .relaxed)
-let window = seconds(ContinuousClock.now - start)
-stopFeeding.store(true, ordering: .relaxed)
-let samples = latencies.samples.withLock { $0 }.sorted()
-func percentile(_ q: Double) -> Double {
-    samples.isEmpty ? .nan : Double(samples[min(samples.count - 1, Int(q * Double(samples.count)))]) / 1e6
+
+/// Opens the streams on `server`, waits for their snapshots, publishes `changeRate` changes a second of random
+/// people for a warm-up and the window, and measures delivery in the window. Returns
+/// the measurement and the streams, still open.
+func measureDelivery(
+    on server: PushServer, into latencies: Latencies
+) async throws -> (Measurement, [any Channel]) {
+    var channels: [any Channel] = []
+    let residentBefore = server.residentBytes()
+    for index in 0 ..< streamCount { channels.append(try await openStream(index, on: server, into: latencies)) }
+    let deadline = ContinuousClock.now + .seconds(120)
+    while latencies.snapshotsDone.load(ordering: .relaxed) < streamCount {
+        guard ContinuousClock.now < deadline else {
+            throw Failure(
+                "\(server.name): \(latencies.snapshotsDone.load(ordering: .relaxed)) of \(streamCount) snapshots "
+                    + "came in two minutes")
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    try await Task.sleep(for: .seconds(1))
+    let residentOpen = server.residentBytes()
+    report(
+        "\(server.name): \(streamCount) streams × \(jidsPerStream) JIDs open (of \(users) people); resident memory "
+            + "\(residentBefore / 1_048_576) → \(residentOpen / 1_048_576) MiB")
+
+    let stopFeeding = Atomic<Bool>(false)
+    let sentChanges = Atomic<Int>(0)
+    let publisher = try Publisher(server)
+    let feeder = Thread {
+        let perTick = max(1, changeRate / 1000)
+        var next = monotonicNanoseconds()
+        var round = 0
+        while !stopFeeding.load(ordering: .relaxed) {
+            var changes: [(jid: String, status: String)] = []
+            for _ in 0 ..< perTick {
+                round += 1
+                changes.append((jid(Int.random(in: 0 ..< users)), "t=\(monotonicNanoseconds()) \(round)"))
+            }
+            try! publisher.publish(changes)
+            sentChanges.add(perTick, ordering: .relaxed)
+            next += 1_000_000 * UInt64(perTick) * 1000 / UInt64(changeRate)
+            let now = monotonicNanoseconds()
+            if next > now { usleep(UInt32((next - now) / 1000)) }
+        }
+    }
+    feeder.start()
+    try await Task.sleep(for: .seconds(2))
+    latencies.recording.store(true, ordering: .relaxed)
+    let eventsBefore = latencies.events.load(ordering: .relaxed)
+    let sentBefore = sentChanges.load(ordering: .relaxed)
+    let cpuBefore = server.cpuSeconds()
+    let start = ContinuousClock.now
+    try await Task.sleep(for: .seconds(windowSeconds))
+    let cpuAfter = server.cpuSeconds()
+    latencies.recording.store(false, ordering: .relaxed)
+    let window = seconds(ContinuousClock.now - start)
+    let eventsAfter = latencies.events.load(ordering: .relaxed)
+    stopFeeding.store(true, ordering: .relaxed)
+    try await Task.sleep(for: .seconds(1))
+    publisher.close()
+    let measurement = Measurement(
+        changesPerSecond: Double(sentChanges.load(ordering: .relaxed) - sentBefore) / window,
+        eventsPerSecond: Double(eventsAfter - eventsBefore) / window, cpuSeconds: cpuAfter - cpuBefore,
+        windowSeconds: window, samples: latencies.samples.withLock { $0 }.sorted(),
+        residentPerStream: Double(residentOpen - residentBefore) / Double(streamCount))
+    report(
+        String(
+            format: "%@: changes sent %.0f/s; events delivered %.0f/s (%d timed); change-to-delivery p50 %.2f ms, "
+                + "p99 %.2f ms, max %.2f ms; CPU %.1f%% of a core, %.2f µs per delivered event; "
+                + "%.1f KiB resident per stream",
+            server.name, measurement.changesPerSecond, measurement.eventsPerSecond, measurement.samples.count,
+            measurement.percentile(0.5), measurement.percentile(0.99), measurement.percentile(1),
+            measurement.cpuShare * 100, measurement.cpuMicrosecondsPerEvent, measurement.residentPerStream / 1024))
+    return (measurement, channels)
 }
-report(
-    String(
-        format: "changes sent %.0f/s; events delivered %.0f/s (%d timed); change-to-delivery p50 %.2f ms, "
-            + "p99 %.2f ms, max %.2f ms",
-        Double(sentChanges.load(ordering: .relaxed) - sentBefore) / window,
-        Double(latencies.events.load(ordering: .relaxed) - eventsBefore) / window, samples.count, percentile(0.5),
-        percentile(0.99), percentile(1)))
-try await Task.sleep(for: .seconds(1))
+
+// MARK: 1. Latency and CPU under changes
+
+let service = try presenceServer()
+try publishEveryone(to: service)
+let serviceLatencies = Latencies()
+let residentBefore = service.residentBytes()
+let (serviceMeasurement, serviceChannels) = try await measureDelivery(on: service, into: serviceLatencies)
+var channels = serviceChannels
+
+if versusNchan {
+    for channel in channels { channel.close(promise: nil) }
+    channels = []
+    service.stop()
+    let nchan = try nchanServer()
+    try publishEveryone(to: nchan)
+    let (nchanMeasurement, nchanChannels) = try await measureDelivery(on: nchan, into: Latencies())
+    channels = nchanChannels
+    report(
+        String(
+            format: "CPU per delivered event: presence serve %.2f µs, nginx + nchan %.2f µs: %.2f of nchan's",
+            serviceMeasurement.cpuMicrosecondsPerEvent, nchanMeasurement.cpuMicrosecondsPerEvent,
+            serviceMeasurement.cpuMicrosecondsPerEvent / nchanMeasurement.cpuMicrosecondsPerEvent))
+    for channel in channels { channel.close(promise: nil) }
+    nchan.stop()
+    try await group.shutdownGracefully()
+    exit(0)
+}
 
 // MARK: 2. Capacity
 
@@ -210,22 +372,21 @@ var step = streamCount
 while channels.count < mostStreams {
     step = min(mostStreams, channels.count * 2 > mostStreams ? mostStreams : channels.count * 2)
     let target = step
-    let already = latencies.snapshotsDone.load(ordering: .relaxed)
+    let already = serviceLatencies.snapshotsDone.load(ordering: .relaxed)
     while channels.count < target {
-        do { channels.append(try await openStream(watching: jidsPerStream)) } catch {
+        do { channels.append(try await openStream(channels.count, on: service, into: serviceLatencies)) } catch {
             report("opening stream \(channels.count + 1) failed: \(error)")
             break
         }
     }
     let opened = channels.count
     let deadline = ContinuousClock.now + .seconds(60)
-    while latencies.snapshotsDone.load(ordering: .relaxed) - already < opened - (already)
-        && ContinuousClock.now < deadline
-    {
+    while serviceLatencies.snapshotsDone.load(ordering: .relaxed) < opened && ContinuousClock.now < deadline {
         try await Task.sleep(for: .milliseconds(50))
     }
+    _ = already
     try await Task.sleep(for: .seconds(1))
-    let resident = serviceResidentBytes()
+    let resident = service.residentBytes()
     report(
         String(
             format: "%12d  %12.1f MiB  %8.1f KiB", opened, Double(resident) / 1_048_576,

@@ -62,8 +62,12 @@ public final class LoadEjabberd: LoadServer {
         for name in (0 ..< members).map(LoadAccounts.member) + ["watcher"] {
             try api("register", ["user": name, "host": domain, "password": LoadAccounts.password])
         }
-        try api("srg_create", ["group": "people", "host": domain, "label": "people", "description": "", "display": "watchers"])
-        try api("srg_create", ["group": "watchers", "host": domain, "label": "watchers", "description": "", "display": "people"])
+        try api(
+            "srg_create",
+            ["group": "people", "host": domain, "label": "people", "description": "", "display": "watchers"])
+        try api(
+            "srg_create",
+            ["group": "watchers", "host": domain, "label": "watchers", "description": "", "display": "people"])
         try api("srg_user_add", ["user": "watcher", "host": domain, "group": "watchers", "grouphost": domain])
         for name in (0 ..< members).map(LoadAccounts.member) {
             try api("srg_user_add", ["user": name, "host": domain, "group": "people", "grouphost": domain])

@@ -37,38 +37,17 @@ public final class LoadNginx: Sendable {
         sample = sample.replacingOccurrences(of: "listen 127.0.0.1:8080;", with: "listen 127.0.0.1:\(port);")
         try sample.write(to: directory.appendingPathComponent("replicas.conf"), atomically: true, encoding: .utf8)
         let path = directory.path
-        try """
-        \(getuid() == 0 ? "user root;" : "")
-        worker_processes 1;
-        pid \(path)/nginx.pid;
-        error_log \(path)/error.log warn;
-        events { worker_connections 4096; }
-        http {
-            log_format replicas '$msec $status $upstream_addr';
-            access_log \(path)/access.log replicas;
-            client_body_temp_path \(path)/client_body;
-            proxy_temp_path \(path)/proxy;
-            fastcgi_temp_path \(path)/fastcgi;
-            uwsgi_temp_path \(path)/uwsgi;
-            scgi_temp_path \(path)/scgi;
-            include \(path)/replicas.conf;
-        }
-        """.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-p", path, "-c", "\(path)/nginx.conf", "-g", "daemon off;"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while process.isRunning && ContinuousClock.now < deadline {
-            if let descriptor = try? LoopbackTCP.connect(port: port) {
-                close(descriptor)
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        throw Failure(description: "nginx did not start: \(errorLog)")
+        process = try NginxProcess.start(
+            directory: directory, port: port,
+            main: """
+                worker_processes 1;
+                events { worker_connections 4096; }
+                """,
+            http: """
+                log_format replicas '$msec $status $upstream_addr';
+                access_log \(path)/access.log replicas;
+                include \(path)/replicas.conf;
+                """)
     }
 
     public var errorLog: String {

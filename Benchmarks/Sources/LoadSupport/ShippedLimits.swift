@@ -27,7 +27,10 @@ public enum ShippedLimits: String, Sendable, CaseIterable {
         case .none:
             return ("shaper_rules:\n  max_user_sessions: 10\n  c2s_shaper: none", "")
         case .stock:
-            return (try ["acl", "shaper", "shaper_rules"].map(Self.ejabberdSection).joined(separator: "\n"), ", shaper: c2s_shaper")
+            return (
+                try ["acl", "shaper", "shaper_rules"].map(Self.ejabberdSection).joined(separator: "\n"),
+                ", shaper: c2s_shaper"
+            )
         case .exempt:
             let rules = try Self.ejabberdSection("shaper_rules").split(separator: "\n")
             var kept: [Substring] = []
