@@ -13,14 +13,28 @@ final class RunningServer: @unchecked Sendable {
     let httpPort: Int
     private let errors: PipeDrain
 
-    /// - Parameter environment: variables added to the test's own environment.
-    init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
-        process.executableURL = CLI.binary
+    /// - Parameters:
+    ///   - environment: variables added to the test's own environment.
+    ///   - openFileLimits: the soft and (when given) hard open-file limits the service starts with, as a shell's
+    ///     `ulimit` sets them before it runs a program; the test's own when nil.
+    init(
+        _ arguments: [String] = [], environment: [String: String] = [:],
+        openFileLimits: (soft: Int, hard: Int?)? = nil
+    ) throws {
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
-        process.arguments =
-            ["serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-level", "info"] + arguments
+        let serve = ["serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-level", "info"] + arguments
+        if let openFileLimits {
+            // The shell lowers its limits and then becomes the service (exec): the process is the service's.
+            let hard = openFileLimits.hard.map { " && ulimit -H -n \($0)" } ?? ""
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments =
+                ["-c", "ulimit -S -n \(openFileLimits.soft)\(hard) && exec \"$0\" \"$@\"", CLI.binary.path] + serve
+        } else {
+            process.executableURL = CLI.binary
+            process.arguments = serve
+        }
         process.standardOutput = FileHandle.nullDevice
         let pipe = Pipe()
         process.standardError = pipe
@@ -42,8 +56,12 @@ final class RunningServer: @unchecked Sendable {
 
     /// Starts the service from an async test, waiting for its ports on a thread of its own rather than on one of
     /// the cooperative pool's two (a service built for ThreadSanitizer takes seconds to start on a loaded machine).
-    static func started(_ arguments: [String] = [], environment: [String: String] = [:]) async throws -> RunningServer {
-        try await onAThreadOfItsOwn { try RunningServer(arguments, environment: environment) }
+    static func started(
+        _ arguments: [String] = [], environment: [String: String] = [:], openFileLimits: (soft: Int, hard: Int?)? = nil
+    ) async throws -> RunningServer {
+        try await onAThreadOfItsOwn {
+            try RunningServer(arguments, environment: environment, openFileLimits: openFileLimits)
+        }
     }
 
     /// ``stop()`` from an async test, waited for on a thread of its own.

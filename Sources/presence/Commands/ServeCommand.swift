@@ -120,6 +120,11 @@ extension ServeCommand {
         }
         defer { kernel?.stop() }
         settings.access.warnAboutSharedFiles(logger)
+        OpenFileLimit.ensure(
+            OpenFileLimit.needed(
+                feedConnections: settings.listeners.maxConnections,
+                httpConnections: settings.httpLimits.maxConnections),
+            logger: logger)
         var configuration = ServiceConfiguration(
             feedHost: settings.listeners.feed.host, feedPort: settings.listeners.feed.port,
             httpHost: settings.listeners.http.host, httpPort: settings.listeners.http.port,
