@@ -224,6 +224,44 @@ struct ChangeStreamTests {
         }
     }
 
+    @Test func aStreamNamingPeopleTwiceAndOutOfOrderListsEachOnceInOrderAndResumesOnlyItsOwn() async throws {
+        try await withService { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(Self.header)
+            // Every other person of twenty, named twice and in reverse order.
+            let watched = stride(from: 0, to: 20, by: 2).map { "p\($0)@example.com" }
+            let query = "?" + (watched.reversed() + watched).map { "jid=" + $0 }.joined(separator: "&")
+            let first = try await EventClient.open(query, port: ports.http)
+            var snapshot: [String] = []
+            var last: String?
+            for _ in watched {
+                let answer = try await first.nextAnswer()
+                snapshot.append(answer.result.jid)
+                last = answer.id
+            }
+            first.close()
+            #expect(snapshot == watched.sorted(), "each once, in JID order")
+
+            // Everyone changes while the screen is away: it resumes with its own ten, and no one else.
+            try await feeder.send(
+                (0 ..< 20).map { "<presence from='p\($0)@example.com/desk'><status>Back</status></presence>" }
+                    .joined())
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == 20
+                })
+            let resumed = try await EventClient.open(query, port: ports.http, lastEventID: try #require(last))
+            defer { resumed.close() }
+            var missed: [String] = []
+            for _ in watched { missed.append(try await resumed.nextAnswer().result.jid) }
+            #expect(missed.sorted() == watched.sorted(), "the changes of its own people, each once")
+            try await feeder.send("<presence from='p0@example.com/desk'><status>Last</status></presence>")
+            let next = try await resumed.nextAnswer()
+            #expect(next.result.jid == "p0@example.com" && next.result.status == "Last", "nothing else was pending")
+        }
+    }
+
     @Test func anEventIDFromAnotherReplicaGetsASnapshotNeverAResumeFromItsNumber() async throws {
         try await withService { ports in
             let feeder = try await Feeder.connect(port: ports.feed)

@@ -56,6 +56,14 @@ public final class ChangeHub: Sendable {
         state.withLock { ($0.open.count, $0.opened, $0.closedAsStalled) }
     }
 
+    /// `requested` with each JID another stream already watches replaced by the hub's own copy of its text: equal,
+    /// and held once however many streams watch that person.
+    func watched(_ requested: WatchedJIDs) -> WatchedJIDs {
+        state.withLock { state in
+            requested.replacingEach { jid in state.byKey.index(forKey: jid).map { state.byKey.keys[$0] } ?? jid }
+        }
+    }
+
     /// Opens a stream; nil when ``EventStreamConfiguration/maxStreams`` are open already.
     func subscribe(_ subscription: EventSubscription, resumingAfter lastEventID: EventID?) -> Start? {
         // Checked, registered and numbered under one lock: concurrent opens never pass the limit together, and

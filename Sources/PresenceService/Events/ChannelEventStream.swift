@@ -44,11 +44,11 @@ final class ChannelEventStream {
         _ asked: EventStreamEndpoint.StreamRequest, request: HTTPRequestHead, date: String, serverName: String
     ) -> Bool {
         let (eventLoop, bound) = (context.eventLoop, NIOLoopBound(self, eventLoop: context.eventLoop))
-        let subscription = EventSubscription(watched: asked.watched, channel: context.channel) {
+        let hub = endpoint.hub
+        let subscription = EventSubscription(watched: asked.watched.map(hub.watched), channel: context.channel) {
             eventLoop.execute { bound.value.pump() }
         }
         let lastEventID = request.headers["Last-Event-ID"].first.flatMap { EventID(lastEventID: $0[...]) }
-        let hub = endpoint.hub
         guard let start = hub.subscribe(subscription, resumingAfter: lastEventID) else {
             subscription.finish()
             return false
@@ -68,7 +68,7 @@ final class ChannelEventStream {
             // The JIDs a stream names, in order; everyone, in the storage's own order: a screen of everyone
             // sorts by what it shows (the people page by department), and sorting 100,000 JIDs here took 160 ms
             // of the event loop before the first byte.
-            let keys = asked.watched.map { $0.sorted() } ?? hub.storage.keys
+            let keys = subscription.watched?.sorted ?? hub.storage.keys
             let writer = SnapshotWriter(
                 form: asked.snapshot, id: EventID(instance: hub.instance, sequence: sequence),
                 subscription: subscription)

@@ -17,7 +17,7 @@ struct EventStreamEndpoint: Sendable {
 
     /// What a stream's request asks for: the JIDs it watches (nil: everyone) and the form of its snapshot.
     struct StreamRequest: Sendable {
-        let watched: Set<BareJID>?
+        let watched: WatchedJIDs?
         let snapshot: SnapshotForm
     }
 
@@ -57,13 +57,14 @@ struct EventStreamEndpoint: Sendable {
                     "bad-request", "a stream watches at most \(most) JIDs (--events-max-jids); \(texts.count) given"))
         }
         guard !texts.isEmpty else { return .stream(StreamRequest(watched: nil, snapshot: form)) }
-        var jids = Set<BareJID>()
+        var jids: [BareJID] = []
+        jids.reserveCapacity(texts.count)
         for text in texts {
-            do { jids.insert(try JID(text).bare) } catch {
+            do { jids.append(try JID(text).bare) } catch {
                 return .refused(.badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)"))
             }
         }
-        return .stream(StreamRequest(watched: jids, snapshot: form))
+        return .stream(StreamRequest(watched: WatchedJIDs(jids), snapshot: form))
     }
 
     /// The answer to give when ``ChangeHub/subscribe(_:resumingAfter:)`` refuses a stream: the limit is reached.

@@ -9,7 +9,7 @@ import PresenceStore
 /// changes costs the writer one wake-up, not one per change.
 final class EventSubscription: Sendable {
     /// The JIDs watched; nil for every change of every user.
-    let watched: Set<BareJID>?
+    let watched: WatchedJIDs?
     /// The connection: the hub closes it to end the stream at once (a replica that stops being ready).
     let channel: (any Channel)?
     private let state: Locked<State>
@@ -30,7 +30,7 @@ final class EventSubscription: Sendable {
 
     /// Something to write is to be signalled by `wake` (called on whatever thread made the change: the writer
     /// hops to its own).
-    init(watched: Set<BareJID>?, channel: (any Channel)?, wake: @escaping @Sendable () -> Void) {
+    init(watched: WatchedJIDs?, channel: (any Channel)?, wake: @escaping @Sendable () -> Void) {
         self.watched = watched
         self.channel = channel
         state = Locked(State(wake: wake))
