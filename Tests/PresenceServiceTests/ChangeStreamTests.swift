@@ -262,6 +262,56 @@ struct ChangeStreamTests {
         }
     }
 
+    @Test func aPersonOnFortyScreensReachesEachOpenOneOnceAndNoneThatClosed() async throws {
+        try await withService { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(
+                Self.header + "<presence from='alice@example.com/desk'><status>Here</status></presence>")
+            #expect(
+                try await eventually { try await state(of: "alice@example.com", port: ports.http)?.status == "Here" })
+            // More screens on alice than a short list holds, ten of them on bob too, opened and closed in an
+            // interleaved order.
+            var screens: [EventClient] = []
+            for index in 0 ..< 40 {
+                let bob = index < 10 ? "&jid=bob@example.com" : ""
+                let stream = try await EventClient.open(
+                    "?jid=alice@example.com&jid=p\(index)@example.com\(bob)", port: ports.http)
+                for _ in 0 ..< (index < 10 ? 3 : 2) { _ = try await stream.nextAnswer() }
+                screens.append(stream)
+            }
+            let (closing, open) = (screens.indices.filter { $0 % 3 == 0 }, screens.indices.filter { $0 % 3 != 0 })
+            for index in closing { screens[index].close() }
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).eventStreams == open.count
+                })
+            try await feeder.send(
+                "<presence from='alice@example.com/desk'><status>Moved</status></presence>"
+                    + "<presence from='bob@example.com/desk'><status>Also</status></presence>")
+            for index in open {
+                let change = try await screens[index].nextAnswer()
+                #expect(change.result.jid == "alice@example.com" && change.result.status == "Moved", "screen \(index)")
+                if index < 10 {
+                    let bob = try await screens[index].nextAnswer()
+                    #expect(bob.result.jid == "bob@example.com" && bob.result.status == "Also", "screen \(index)")
+                }
+            }
+            // Each open screen got it once: the next event on each is the next change, not alice's again.
+            try await feeder.send(
+                open.map { "<presence from='p\($0)@example.com/desk'><status>Own</status></presence>" }.joined())
+            for index in open {
+                let next = try await screens[index].nextAnswer()
+                #expect(next.result.jid == "p\(index)@example.com", "screen \(index) saw alice's change once")
+            }
+            for index in open { screens[index].close() }
+            #expect(
+                try await eventually {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).eventStreams == 0
+                })
+        }
+    }
+
     @Test func anEventIDFromAnotherReplicaGetsASnapshotNeverAResumeFromItsNumber() async throws {
         try await withService { ports in
             let feeder = try await Feeder.connect(port: ports.feed)
