@@ -19,8 +19,7 @@ final class EventClient: Sendable {
     static func open(_ query: String, port: Int, lastEventID: String? = nil) async throws -> EventClient {
         EventClient(
             try await TestEventStream(
-                host: "127.0.0.1", port: port, path: "/v1/presence/events\(query)", lastEventID: lastEventID,
-                idleTimeout: .seconds(20)))
+                host: "127.0.0.1", port: port, path: "/v1/presence/events\(query)", lastEventID: lastEventID))
     }
 
     func next() async throws -> ServerSentEvent? { try await reader.next() }
