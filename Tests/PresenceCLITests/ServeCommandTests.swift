@@ -30,7 +30,11 @@ final class RunningServer: @unchecked Sendable {
             let hard = openFileLimits.hard.map { " && ulimit -H -n \($0)" } ?? ""
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments =
-                ["-c", "ulimit -S -n \(openFileLimits.soft)\(hard) && exec \"$0\" \"$@\"", CLI.binary.path] + serve
+                [
+                    "-c",
+                    "{ ulimit -S -n \(openFileLimits.soft)\(hard); } || { echo 'ulimit refused the limits' >&2; exit 97; }"
+                        + "; exec \"$0\" \"$@\"", CLI.binary.path,
+                ] + serve
         } else {
             process.executableURL = CLI.binary
             process.arguments = serve
@@ -186,10 +190,14 @@ struct ServeCommandTests {
         try ServeCommandTests.send(
             "<presence from='alice@example.com/desk'><show>away</show><status>Lunch</status></presence>",
             toPort: server.feedPort)
-        var result = try await CLI.run(["query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com"])
+        var result = try await CLI.run([
+            "query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com",
+        ])
         for _ in 0 ..< 100 where !result.stdout.contains("\"available\"") {
             try await Task.sleep(for: .milliseconds(50))
-            result = try await CLI.run(["query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com"])
+            result = try await CLI.run([
+                "query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com",
+            ])
         }
         #expect(result.status == 0, "\(result.stderr)")
         let results = try #require(result.json?["results"] as? [[String: Any]])
