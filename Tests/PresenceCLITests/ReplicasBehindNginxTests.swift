@@ -101,7 +101,7 @@ struct ReplicasBehindNginxTests {
             try await eventually(timeout: .seconds(15)) { load.latestByStream.allSatisfy { $0 == Self.everyone(at: 4) } },
             "every stream reaches the latest status of everyone: \(load.latestByStream)")
         let outcome = await load.finish()
-        #expect(outcome.requests > 500, "the clients kept asking: \(outcome.requests) requests")
+        #expect(outcome.requests > 200, "the clients kept asking: \(outcome.requests) requests")
         #expect(outcome.failures.isEmpty, "no request failed through nginx: \(outcome.failures.prefix(5))")
         #expect(outcome.regressions.isEmpty, "no stream showed an older status after a newer one: \(outcome.regressions)")
         #expect(outcome.reconnects >= 1, "the streams on the killed replica reconnected")

@@ -16,10 +16,6 @@ struct StreamMemoryTests {
     static let streams = 2_000
     static let budgetPerStream = 24 * 1024
 
-    /// Whether this process, and so the `presence` built beside it, runs under ThreadSanitizer: its shadow memory
-    /// grows with every page touched, so a resident figure says nothing about the service's own.
-    static let underThreadSanitizer = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
-
     @Test(.enabled(if: !underThreadSanitizer, "resident memory under ThreadSanitizer is the sanitizer's"))
     func twoThousandStreamsCostLessThan24KiBEachOverAStreamlessBaseline() async throws {
         let server = try RunningServer([
