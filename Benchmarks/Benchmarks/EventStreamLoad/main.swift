@@ -377,7 +377,6 @@ var step = streamCount
 while channels.count < mostStreams {
     step = min(mostStreams, channels.count * 2 > mostStreams ? mostStreams : channels.count * 2)
     let target = step
-    let already = serviceLatencies.snapshotsDone.load(ordering: .relaxed)
     while channels.count < target {
         do { channels.append(try await openStream(channels.count, on: service, into: serviceLatencies)) } catch {
             report("opening stream \(channels.count + 1) failed: \(error)")
@@ -389,7 +388,6 @@ while channels.count < mostStreams {
     while serviceLatencies.snapshotsDone.load(ordering: .relaxed) < opened && ContinuousClock.now < deadline {
         try await Task.sleep(for: .milliseconds(50))
     }
-    _ = already
     try await Task.sleep(for: .seconds(1))
     let resident = service.residentBytes()
     report(

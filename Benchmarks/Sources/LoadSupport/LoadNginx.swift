@@ -7,10 +7,6 @@ public final class LoadNginx: Sendable {
     public let directory: URL
     private let process: Process
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
-    }
-
     /// One line of the access log: when the request ended, the replicas tried in order, and the final status.
     public struct AccessRecord: Sendable {
         /// Seconds since the epoch, with milliseconds (`$msec`).
