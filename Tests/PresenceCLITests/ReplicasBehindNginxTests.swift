@@ -34,7 +34,8 @@ struct ReplicasBehindNginxTests {
         on kind: XMPPServerKind
     ) async throws {
         let server = try await kind.start(
-            accounts: Dictionary(uniqueKeysWithValues: [("watcher", ServeReplicaTests.password)] + Self.members.map { ($0, "pw") }),
+            accounts: Dictionary(
+                uniqueKeysWithValues: [("watcher", ServeReplicaTests.password)] + Self.members.map { ($0, "pw") }),
             groups: ["Staff": ["watcher"] + Self.members])
         defer { server.stop() }
         var clients: [MemberClient] = []
@@ -54,7 +55,10 @@ struct ReplicasBehindNginxTests {
         var replicas = try (1 ... 3).map { try replica($0) }
         defer { for replica in replicas { _ = replica.stop() } }
         for replica in replicas {
-            #expect(try await eventually { try await ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
+            #expect(
+                try await eventually {
+                    try await ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200
+                })
         }
         let nginx = try NginxBalancer(replicaPorts: replicas.map(\.httpPort))
 
@@ -74,14 +78,17 @@ struct ReplicasBehindNginxTests {
         try await setEveryone(to: 2)
         // Every stream open and caught up before a replica dies: a loaded machine can take seconds to open them.
         #expect(
-            try await eventually(timeout: .seconds(30)) { load.latestByStream.allSatisfy { $0 == Self.everyone(at: 2) } },
+            try await eventually(timeout: .seconds(30)) {
+                load.latestByStream.allSatisfy { $0 == Self.everyone(at: 2) }
+            },
             "every stream is open and has everyone at 2 before the kill: \(load.latestByStream)")
         // The replica killed is one that serves a stream (nginx spreads the streams as it likes), so that a stream
         // must come back through the balancer.
         let serving = load.instancesSoFar
         var killedIndex = 0
         for (index, replica) in replicas.enumerated() {
-            let instance = try await ServeReplicaTests.get("/readyz", port: replica.httpPort).json?["instance"] as? String
+            let instance =
+                try await ServeReplicaTests.get("/readyz", port: replica.httpPort).json?["instance"] as? String
             if let instance, serving.contains(instance) {
                 killedIndex = index
                 break
@@ -98,12 +105,15 @@ struct ReplicasBehindNginxTests {
             #expect(try await eventually { try await Self.counters(port: replica.httpPort) == Self.everyone(at: 4) })
         }
         #expect(
-            try await eventually(timeout: .seconds(15)) { load.latestByStream.allSatisfy { $0 == Self.everyone(at: 4) } },
+            try await eventually(timeout: .seconds(15)) {
+                load.latestByStream.allSatisfy { $0 == Self.everyone(at: 4) }
+            },
             "every stream reaches the latest status of everyone: \(load.latestByStream)")
         let outcome = await load.finish()
         #expect(outcome.requests > 200, "the clients kept asking: \(outcome.requests) requests")
         #expect(outcome.failures.isEmpty, "no request failed through nginx: \(outcome.failures.prefix(5))")
-        #expect(outcome.regressions.isEmpty, "no stream showed an older status after a newer one: \(outcome.regressions)")
+        #expect(
+            outcome.regressions.isEmpty, "no stream showed an older status after a newer one: \(outcome.regressions)")
         #expect(outcome.reconnects >= 1, "the streams on the killed replica reconnected")
         #expect(outcome.instances.count >= 2, "streams resumed on another replica")
 
@@ -117,15 +127,25 @@ struct ReplicasBehindNginxTests {
         let snapshot = try #require(log.range(of: "roster snapshot complete"))
         #expect(notReady.lowerBound < snapshot.lowerBound, "not ready before its snapshot")
         #expect(try await Self.counters(port: back.httpPort) == Self.everyone(at: 4))
-        let instance = try await #require(ServeReplicaTests.get("/readyz", port: back.httpPort).json?["instance"] as? String)
-        // nginx tries the replica again once its fail_timeout (3 s) has passed since the kill.
+        let instance = try await #require(
+            ServeReplicaTests.get("/readyz", port: back.httpPort).json?["instance"] as? String)
+        // nginx tries the replica again once its fail_timeout (3 s) has passed since its last failure; each stream
+        // opened through nginx says which replica served it.
+        let servedBy = Locked<[String]>([])
         #expect(
-            try await eventually(timeout: .seconds(15)) {
+            try await eventually(timeout: .seconds(30)) {
                 let reader = try await TestEventStream(
                     host: "127.0.0.1", port: nginx.port, path: "/v1/presence/events?jid=m1@example.test")
                 defer { reader.close() }
-                return try await reader.next()?.id?.hasPrefix(instance + "-") == true
-            }, "the restarted replica takes traffic again")
+                let id = try await reader.next()?.id ?? "no event"
+                servedBy.withLock { $0.append(id) }
+                return id.hasPrefix(instance + "-")
+            },
+            """
+            the restarted replica \(instance) takes traffic again; streams were served by \(servedBy.withLock { $0 })
+            nginx: \(nginx.errorLog.suffix(3000))
+            the replica: \(back.log.suffix(3000))
+            """)
         for _ in 0 ..< 30 { #expect(try await Self.counters(port: nginx.port) == Self.everyone(at: 4)) }
         #expect(!nginx.errorLog.contains("[emerg]"), "\(nginx.errorLog)")
         _ = clients
@@ -182,7 +202,8 @@ final class BalancerLoad: Sendable {
                 while !stopped.withLock({ $0 }) {
                     do {
                         let reader = try await TestEventStream(
-                            host: "127.0.0.1", port: port, path: "/v1/presence/events?\(query)", lastEventID: lastEventID)
+                            host: "127.0.0.1", port: port, path: "/v1/presence/events?\(query)",
+                            lastEventID: lastEventID)
                         readers[stream].withLock { $0 = reader }
                         // stop() may have closed the readers while this one was connecting.
                         if stopped.withLock({ $0 }) {
@@ -194,8 +215,12 @@ final class BalancerLoad: Sendable {
                         while let event = try await reader.next() {
                             guard let id = event.id else { continue }
                             lastEventID = id
-                            if let dash = id.lastIndex(of: "-") { instances.withLock { _ = $0.insert(String(id[..<dash])) } }
-                            guard let object = try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any],
+                            if let dash = id.lastIndex(of: "-") {
+                                instances.withLock { _ = $0.insert(String(id[..<dash])) }
+                            }
+                            guard
+                                let object = try? JSONSerialization.jsonObject(with: Data(event.data.utf8))
+                                    as? [String: Any],
                                 let jid = object["jid"] as? String, let status = object["status"] as? String,
                                 let n = Int(status.dropFirst(2))
                             else { continue }
