@@ -1,5 +1,7 @@
 "use strict";
 const ROW = 36;
+// Everyone the page has heard of, by JID: each answer as the stream gave it, with its group worked out once, when
+// it arrives, and its position in the list.
 const people = new Map();
 let rows = [];
 let rebuildQueued = false, renderQueued = false, lastRebuild = 0;
@@ -14,11 +16,18 @@ const empty = document.getElementById("empty");
 function escape(text) {
   return String(text).replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
-// engineering.example.com groups as "engineering"; a two-label domain is its own group.
+// engineering.example.com groups as "engineering"; a two-label domain is its own group. Worked out once per
+// domain: a directory has a few domains and many people.
+const groupByDomain = new Map();
 function groupOf(jid) {
   const domain = jid.slice(jid.indexOf("@") + 1);
-  const labels = domain.split(".");
-  return labels.length > 2 ? labels[0] : domain;
+  let group = groupByDomain.get(domain);
+  if (group === undefined) {
+    const labels = domain.split(".");
+    group = labels.length > 2 ? labels[0] : domain;
+    groupByDomain.set(domain, group);
+  }
+  return group;
 }
 function nameOf(jid) { const at = jid.indexOf("@"); return at < 0 ? jid : jid.slice(0, at); }
 function look(person) { return person.state === "available" ? (person.show || "available") : person.state; }
@@ -30,17 +39,81 @@ function words(person) {
     default: return "unknown";
   }
 }
-// What a person is sorted and searched by, computed once when their answer arrives, not on every keystroke.
 function prepare(person) {
   person.group = groupOf(person.jid);
-  person.sortKey = person.group + "\u0000" + person.jid;
-  person.searchText = (person.jid + "\n" + (person.status || "") + "\n" + words(person)).toLowerCase();
   return person;
 }
-function matches(person, query) { return person.searchText.includes(query); }
+// What a search looks in: the address, the status text and the state in words, in lower case.
+function searchTextOf(person) {
+  return (person.jid + "\n" + (person.status || "") + "\n" + words(person)).toLowerCase();
+}
 
-// Everyone in list order, sorted again only when someone new arrives: a keystroke filters, it never sorts.
+// How many people show each look, kept as answers arrive: a keystroke never counts everyone again.
+const counts = new Map();
+function count(person, by) { const key = look(person); counts.set(key, (counts.get(key) || 0) + by); }
+
+// The list, worked out again only when someone new arrives: everyone in order (by group, then by address), each
+// one's group by position, and the rows of everyone. A person knows their position, so a change of their status
+// updates what a search looks in at that position.
 let ordered = [], orderStale = true;
+let groupNames = [], groupAt = new Int32Array(0), everyoneRows = [];
+function order() {
+  // Each group's addresses sorted as plain strings (the engine's own sort without a comparator, several times
+  // faster than one on a million people), then each person found again by address.
+  const byGroup = new Map();
+  for (const person of people.values()) {
+    const jids = byGroup.get(person.group);
+    if (jids === undefined) byGroup.set(person.group, [person.jid]); else jids.push(person.jid);
+  }
+  groupNames = Array.from(byGroup.keys()).sort();
+  ordered = new Array(people.size);
+  groupAt = new Int32Array(people.size);
+  everyoneRows = [];
+  let position = 0;
+  groupNames.forEach((group, index) => {
+    everyoneRows.push(group);
+    for (const jid of byGroup.get(group).sort()) {
+      const person = people.get(jid);
+      person.position = position;
+      ordered[position] = person;
+      groupAt[position] = index;
+      everyoneRows.push(person);
+      position++;
+    }
+  });
+  searchTexts = new Array(ordered.length);
+  searchTextsMade = 0;
+  searched = null;
+  if (!searchTextsQueued) { searchTextsQueued = true; setTimeout(makeSearchTextsInBackground, 0); }
+}
+// What a search looks in, by position, in list order: a keystroke reads them one after another in memory rather
+// than hopping from person to person. Made in the background once the list is ordered, a slice per task so that
+// the page stays responsive; a search before they are all made finishes them first.
+let searchTexts = [], searchTextsMade = 0, searchTextsQueued = false;
+function makeSearchTexts(upTo) {
+  for (; searchTextsMade < upTo; searchTextsMade++) searchTexts[searchTextsMade] = searchTextOf(ordered[searchTextsMade]);
+}
+function makeSearchTextsInBackground() {
+  searchTextsQueued = false;
+  makeSearchTexts(Math.min(ordered.length, searchTextsMade + 20000));
+  if (searchTextsMade < ordered.length) { searchTextsQueued = true; setTimeout(makeSearchTextsInBackground, 0); }
+}
+// The last search's positions, kept while nobody changes: typing one more letter narrows them rather than
+// searching everyone again.
+let searched = null;
+function find(query) {
+  makeSearchTexts(ordered.length);
+  const positions = [];
+  if (searched !== null && query.startsWith(searched.query)) {
+    for (const position of searched.positions) if (searchTexts[position].includes(query)) positions.push(position);
+  } else {
+    for (let position = 0; position < searchTexts.length; position++) {
+      if (searchTexts[position].includes(query)) positions.push(position);
+    }
+  }
+  searched = { query, positions };
+  return positions;
+}
 // While a snapshot streams in, the list waits for its last event and is sorted once; meanwhile the summary
 // counts the people read so far.
 let loadingSnapshot = false;
@@ -52,34 +125,30 @@ function rebuild() {
     return;
   }
   if (orderStale) {
-    // The sort keys alone, sorted without a comparator (the engine's own string sort, several times faster than a
-    // comparator on a million people), then the people in that order.
-    const byKey = new Map();
-    for (const person of people.values()) byKey.set(person.sortKey, person);
-    const keys = Array.from(byKey.keys());
-    keys.sort();
-    // The sorted strings are the map's own keys, whose hashes the engine keeps: finding each is cheap.
-    ordered = keys.map(key => byKey.get(key));
+    order();
     orderStale = false;
   }
   const query = search.value.trim().toLowerCase();
   // A row is a group's name (a string) or a person.
-  rows = [];
-  let group = null, shownCount = 0;
-  for (const person of ordered) {
-    if (query && !matches(person, query)) continue;
-    shownCount++;
-    if (person.group !== group) { group = person.group; rows.push(group); }
-    rows.push(person);
+  let shownCount = people.size;
+  if (query) {
+    const positions = find(query);
+    shownCount = positions.length;
+    rows = [];
+    let group = -1;
+    for (const position of positions) {
+      if (groupAt[position] !== group) { group = groupAt[position]; rows.push(groupNames[group]); }
+      rows.push(ordered[position]);
+    }
+  } else {
+    rows = everyoneRows;
   }
   spacer.style.height = rows.length * ROW + "px";
   empty.hidden = shownCount > 0 || people.size === 0;
-  const counts = {};
-  for (const person of people.values()) { const key = look(person); counts[key] = (counts[key] || 0) + 1; }
-  const order = ["available", "chat", "away", "xa", "dnd", "offline", "unknown", "lost"];
+  const looks = ["available", "chat", "away", "xa", "dnd", "offline", "unknown", "lost"];
   summary.textContent = people.size.toLocaleString() + " people" +
     (query ? ", " + shownCount.toLocaleString() + " shown" : "") + " · " +
-    order.filter(k => counts[k]).map(k => counts[k].toLocaleString() + " " + (k === "xa" ? "extended away" : k)).join(", ");
+    looks.filter(k => counts.get(k)).map(k => counts.get(k).toLocaleString() + " " + (k === "xa" ? "extended away" : k)).join(", ");
   render();
 }
 
@@ -133,13 +202,22 @@ function isOlder(person, shown) {
 }
 function apply(person, fromSnapshot) {
   const shown = people.get(person.jid);
-  if (fromSnapshot && shown && isOlder(person, shown)) return;
-  // A change updates the person listed in place: the list's order holds the same object.
-  if (shown) Object.assign(shown, prepare(person)); else people.set(person.jid, prepare(person));
-  // A new person, or a filter that may now match differently, needs the list rebuilt; a change of
-  // someone already listed only needs the visible rows drawn again.
-  if (!shown) orderStale = true;
-  if (!shown || search.value.trim()) scheduleRebuild(); else { scheduleRender(); if (!rebuildQueued) scheduleRebuild(); }
+  if (shown === undefined) {
+    people.set(person.jid, prepare(person));
+    count(person, 1);
+    orderStale = true;
+    scheduleRebuild();
+    return;
+  }
+  if (fromSnapshot && isOlder(person, shown)) return;
+  // A change updates the person listed in place: the list's order holds the same object. Only a search that
+  // may now match differently needs the list rebuilt; otherwise the visible rows are drawn again.
+  count(shown, -1);
+  Object.assign(shown, prepare(person));
+  count(shown, 1);
+  if (!orderStale && shown.position < searchTextsMade) searchTexts[shown.position] = searchTextOf(shown);
+  searched = null;
+  if (search.value.trim()) scheduleRebuild(); else { scheduleRender(); if (!rebuildQueued) scheduleRebuild(); }
 }
 function connect() {
   const source = new EventSource("/v1/presence/events?snapshot=chunks");

@@ -138,6 +138,21 @@ try:
     if driver.execute_script("return window.__sameDocument") != "yes":
         failures.append("the page reloaded")
 
+    # A search finds a status as it is now, not as it was when the list was ordered.
+    search.clear()
+    search.send_keys("in a review")
+    try:
+        WebDriverWait(driver, 20, poll_frequency=0.05).until(lambda d: person_rows(d) == 1 and row_info(d, alice))
+    except Exception:  # noqa: BLE001
+        failures.append(f"searching alice's new status shows {person_rows(driver)} rows, not hers alone")
+    search.clear()
+    search.send_keys("writing the design")
+    try:
+        WebDriverWait(driver, 20, poll_frequency=0.05).until(
+            lambda d: d.execute_script("return !rebuildQueued") and person_rows(d) == 0)
+    except Exception:  # noqa: BLE001
+        failures.append(f"searching alice's old status still shows {person_rows(driver)} rows")
+
     search.clear()
     search.send_keys("gone home")
     wait.until(lambda d: person_rows(d) == 1 and row_info(d, "bob@sales.example.com"))
