@@ -78,10 +78,27 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         }
     }
 
-    public func write(to writer: inout JSONWriter) {
+    public func write(to writer: inout JSONWriter) { write(as: .object, to: &writer) }
+
+    /// How an answer is written: as a JSON object of named members (a query's result, a `presence` event), or as
+    /// a row of the same members' values in ``columns``' order (a snapshot table's row).
+    public enum Layout: Sendable {
+        case object
+        case row
+    }
+
+    /// The members' names in the order both layouts write them: a row's values are these members' values.
+    public static let columns = [
+        "asOf", "attendance", "cause", "jid", "live", "origin", "partial", "priority", "probeFailure", "resource",
+        "show", "since", "state", "status",
+    ]
+
+    public func write(as layout: Layout, to writer: inout JSONWriter) {
         PresenceQueryResult.writeMembers(
-            to: &writer, asOf: asOf, attendance: attendance, cause: cause, jid: jid, live: live, origin: origin,
-            partial: partial, priority: priority, probeFailure: probeFailure, resource: { $0.string(resource) }, show: show,
+            as: layout, to: &writer, asOf: asOf, attendance: attendance, cause: cause, jid: jid, live: live,
+            origin: origin,
+            partial: partial, priority: priority, probeFailure: probeFailure, resource: { $0.string(resource) },
+            show: show,
             since: { $0.string(since) }, state: state, status: { $0.string(status) })
     }
 
@@ -91,8 +108,10 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     public static func write(jid: BareJID, stored: StoredShownPresence, live: Bool?, to writer: inout JSONWriter) {
         func write(_ state: PresenceState, origin: AnswerOrigin, cause: RemovalCause? = nil) {
             writeMembers(
-                to: &writer, asOf: nil, attendance: nil, cause: cause, jid: jid.rawValue, live: live, origin: origin,
-                partial: false, priority: nil, probeFailure: nil, resource: { $0.null() }, show: nil, since: { $0.null() },
+                as: .object, to: &writer, asOf: nil, attendance: nil, cause: cause, jid: jid.rawValue, live: live,
+                origin: origin,
+                partial: false, priority: nil, probeFailure: nil, resource: { $0.null() }, show: nil,
+                since: { $0.null() },
                 state: state, status: { $0.null() })
         }
         switch stored {
@@ -101,8 +120,10 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         case .present(nil): write(.unknown, origin: .storage)
         case .present(let shown?):
             writeMembers(
-                to: &writer, asOf: nil, attendance: shown.attendance, cause: nil, jid: jid.rawValue, live: live,
-                origin: .storage, partial: false, priority: shown.isAvailable ? Int(shown.priority) : nil, probeFailure: nil,
+                as: .object, to: &writer, asOf: nil, attendance: shown.attendance, cause: nil, jid: jid.rawValue,
+                live: live,
+                origin: .storage, partial: false, priority: shown.isAvailable ? Int(shown.priority) : nil,
+                probeFailure: nil,
                 resource: { writer in
                     if shown.resource.isEmpty { writer.null() } else { writer.string(utf8: shown.resource) }
                 },
@@ -122,30 +143,41 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         }
     }
 
-    /// The members in sorted order, every one written, null or not: the one place that decides the layout.
+    /// The members in sorted order (``columns``), every one written, null or not, named in an object or in place
+    /// in a row: the one place that decides the layout.
     private static func writeMembers(
-        to writer: inout JSONWriter, asOf: String?, attendance: Attendance?, cause: RemovalCause?, jid: String,
-        live: Bool?,
-        origin: AnswerOrigin, partial: Bool, priority: Int?, probeFailure: ProbeFailure?, resource: (inout JSONWriter) -> Void,
-        show: PresenceShow?, since: (inout JSONWriter) -> Void, state: PresenceState,
-        status: (inout JSONWriter) -> Void
+        as layout: Layout, to writer: inout JSONWriter, asOf: String?, attendance: Attendance?, cause: RemovalCause?,
+        jid: String, live: Bool?, origin: AnswerOrigin, partial: Bool, priority: Int?, probeFailure: ProbeFailure?,
+        resource: (inout JSONWriter) -> Void, show: PresenceShow?, since: (inout JSONWriter) -> Void,
+        state: PresenceState, status: (inout JSONWriter) -> Void
     ) {
-        writer.object { writer in
-            writer.key("asOf"); writer.string(asOf)
-            writer.key("attendance"); writer.string(attendance?.rawValue)
-            writer.key("cause"); writer.string(cause?.rawValue)
-            writer.key("jid"); writer.string(jid)
-            writer.key("live")
+        func members(_ writer: inout JSONWriter) {
+            /// Starts a member: its name in an object, its place in a row.
+            func member(_ name: StaticString) {
+                switch layout {
+                case .object: writer.key(name)
+                case .row: writer.element { _ in }
+                }
+            }
+            member("asOf"); writer.string(asOf)
+            member("attendance"); writer.string(attendance?.rawValue)
+            member("cause"); writer.string(cause?.rawValue)
+            member("jid"); writer.string(jid)
+            member("live")
             if let live { writer.bool(live) } else { writer.null() }
-            writer.key("origin"); writer.string(origin.rawValue)
-            writer.key("partial"); writer.bool(partial)
-            writer.key("priority"); writer.int(priority)
-            writer.key("probeFailure"); writer.string(probeFailure?.rawValue)
-            writer.key("resource"); resource(&writer)
-            writer.key("show"); writer.string(show?.rawValue)
-            writer.key("since"); since(&writer)
-            writer.key("state"); writer.string(state.rawValue)
-            writer.key("status"); status(&writer)
+            member("origin"); writer.string(origin.rawValue)
+            member("partial"); writer.bool(partial)
+            member("priority"); writer.int(priority)
+            member("probeFailure"); writer.string(probeFailure?.rawValue)
+            member("resource"); resource(&writer)
+            member("show"); writer.string(show?.rawValue)
+            member("since"); since(&writer)
+            member("state"); writer.string(state.rawValue)
+            member("status"); status(&writer)
+        }
+        switch layout {
+        case .object: writer.object(members)
+        case .row: writer.array(writingElements: members)
         }
     }
 }

@@ -73,7 +73,8 @@ struct OpenAPIConformanceTests {
         try await exchanges.get("/v1/presence?jid=\(alice)&policy=sometimes", port: port)
         try await exchanges.get("/v1/presence?jid=\(alice)&policy=probe", port: port)
         let badge = try await exchanges.get("/v1/presence/\(alice)/badge.svg", port: port)
-        try await exchanges.get("/v1/presence/\(alice)/badge.svg", port: port, headers: ["If-None-Match": badge.headers["etag"] ?? ""])
+        try await exchanges.get(
+            "/v1/presence/\(alice)/badge.svg", port: port, headers: ["If-None-Match": badge.headers["etag"] ?? ""])
         try await exchanges.get("/v1/presence/@/badge.svg", port: port)
         try await exchanges.get("/v1/stats", port: port)
         try await exchanges.get("/metrics", port: port)
@@ -81,7 +82,9 @@ struct OpenAPIConformanceTests {
         try await exchanges.get("/readyz", port: port)
         for file in ["/", "/people.js", "/people.css"] {
             let page = try await exchanges.get(file, port: port)
-            if let etag = page.headers["etag"] { try await exchanges.get(file, port: port, headers: ["If-None-Match": etag]) }
+            if let etag = page.headers["etag"] {
+                try await exchanges.get(file, port: port, headers: ["If-None-Match": etag])
+            }
         }
         let served = try await exchanges.get("/openapi.yaml", port: port)
         let repository = try String(contentsOf: Self.document, encoding: .utf8)
@@ -97,6 +100,8 @@ struct OpenAPIConformanceTests {
         try await exchanges.refusedStream("/v1/presence/events?jid=a@", port: port)
         try await exchanges.stream(
             "/v1/presence/events?snapshot=chunks&jid=\(alice)&jid=nobody@example.com", port: port, events: 1)
+        try await exchanges.stream(
+            "/v1/presence/events?snapshot=table&jid=\(alice)&jid=nobody@example.com", port: port, events: 1)
         try await exchanges.refusedStream("/v1/presence/events?snapshot=whole", port: port)
         // Two streams open: the third is one too many. (The service notices a stream's reader is gone at its next
         // write: wait for the one above to be let go first.)
@@ -124,7 +129,8 @@ struct OpenAPIConformanceTests {
         try await exchanges.get("/v1/stats", port: guarded.httpPort)
         try await exchanges.get("/v1/presence/\(alice)", port: guarded.httpPort)
         let guardedDocument = try await exchanges.get("/openapi.yaml", port: guarded.httpPort)
-        #expect(guardedDocument.body == Array(repository.utf8), "a service with tokens serves the repository's document")
+        #expect(
+            guardedDocument.body == Array(repository.utf8), "a service with tokens serves the repository's document")
 
         // A replica that is not ready and refuses: its XMPP server is not there.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("presence-openapi-\(UUID())")

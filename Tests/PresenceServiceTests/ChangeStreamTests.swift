@@ -38,12 +38,30 @@ final class EventClient: Sendable {
         let data = Data(event.data.utf8)
         switch event.name {
         case "presence": return (event.name, event.id, [try JSONDecoder().decode(PresenceQueryResult.self, from: data)])
+        case "snapshot" where event.data.hasPrefix("{\"columns\""):
+            return (event.name, event.id, try Self.tableResults(data))
         case "snapshot": return (event.name, event.id, try JSONDecoder().decode(QueryDocument.self, from: data).results)
         default: throw TestFailure("an event named '\(event.name)'")
         }
     }
 
     func close() { reader.close() }
+
+    /// A `SnapshotTable`'s rows as answers: each row's values named by the table's columns, decoded as a
+    /// `PresenceQueryResult` object is.
+    static func tableResults(_ data: Data) throws -> [PresenceQueryResult] {
+        guard let table = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let columns = table["columns"] as? [String], let rows = table["rows"] as? [[Any]]
+        else { throw TestFailure("not a snapshot table: \(String(decoding: data, as: UTF8.self).prefix(200))") }
+        return try rows.map { row in
+            guard row.count == columns.count else {
+                throw TestFailure("a row of \(row.count) for \(columns.count) columns")
+            }
+            let object = Dictionary(uniqueKeysWithValues: zip(columns, row))
+            return try JSONDecoder().decode(
+                PresenceQueryResult.self, from: JSONSerialization.data(withJSONObject: object))
+        }
+    }
 }
 
 @Suite("The change stream: GET /v1/presence/events")
@@ -161,6 +179,51 @@ struct ChangeStreamTests {
             // An answer read in the instant between the storage applying a change and the change being marked
             // may come again as that change; leaving out everyone who changed during the snapshot keeps that rare.
             #expect(repeatedAcrossTheSeam < people / 100, "\(repeatedAcrossTheSeam) answers repeated across the seam")
+        }
+    }
+
+    @Test func aSnapshotAsATableHoldsTheAnswersOfOneInChunksInHalfTheBytes() async throws {
+        try await withService { ports in
+            let people = 1_200
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(
+                Self.header
+                    + (0 ..< people).map { person in
+                        "<presence from='p\(person)@example.com/desk'><show>\(person % 2 == 0 ? "away" : "dnd")</show>"
+                            + "<status>Item \(person) &amp; \"more\"</status><priority>\(person % 5)</priority></presence>"
+                    }.joined()
+                    + "<presence from='gone@example.com/desk' type='unavailable'><status>Left</status></presence>")
+            #expect(
+                try await eventually(timeout: .seconds(60)) {
+                    try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == people + 1
+                })
+            func snapshot(_ form: String) async throws -> (answers: [PresenceQueryResult], events: Int, bytes: Int) {
+                let stream = try await EventClient.open("?snapshot=\(form)", port: ports.http)
+                defer { stream.close() }
+                var answers: [PresenceQueryResult] = []
+                var (events, bytes) = (0, 0)
+                while true {
+                    guard let event = try await stream.next() else { throw TestFailure("the stream ended") }
+                    guard event.name == "snapshot" else { continue }
+                    events += 1
+                    bytes += event.data.utf8.count
+                    let data = Data(event.data.utf8)
+                    answers +=
+                        form == "table"
+                        ? try EventClient.tableResults(data)
+                        : try JSONDecoder().decode(QueryDocument.self, from: data).results
+                    if event.id?.contains(":") == false { break }
+                }
+                return (answers, events, bytes)
+            }
+            let chunks = try await snapshot("chunks")
+            let table = try await snapshot("table")
+            #expect(table.answers.count == people + 1 && table.events == chunks.events, "\(table.events) events")
+            #expect(
+                Set(table.answers) == Set(chunks.answers), "every answer the same, member for member, in either form")
+            #expect(table.answers.contains { $0.state == .offline && $0.status == "Left" })
+            #expect(table.bytes * 10 < chunks.bytes * 6, "\(table.bytes) bytes as a table, \(chunks.bytes) in chunks")
         }
     }
 

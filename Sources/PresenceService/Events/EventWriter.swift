@@ -36,10 +36,10 @@ struct EventWriter {
         buffer.writeString("\n\n")
     }
 
-    /// One `snapshot` event: several people's answers as one query document.
-    mutating func snapshot(_ results: [PresenceQueryResult], id: String) {
+    /// One `snapshot` event: several people's answers as one document, a query document or a table.
+    mutating func snapshot(_ document: some JSONDocument, id: String) {
         buffer.writeString("id: \(id)\nevent: snapshot\ndata: ")
-        buffer.writeBytes(QueryDocument(results: results).jsonBytes())
+        buffer.writeBytes(document.jsonBytes())
         buffer.writeString("\n\n")
     }
 

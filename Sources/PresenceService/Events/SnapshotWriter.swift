@@ -14,10 +14,10 @@ import PresenceWire
 ///
 /// Ids: a snapshot taken at change `N` numbers its events `INSTANCE-N:1`, `INSTANCE-N:2`... and its last one
 /// `INSTANCE-N` (``EventID``). Which event is the last is known only when the snapshot ends, so each event's
-/// answers are held until the next answer or the end says what its id is. In chunks, a last chunk whose people
-/// all changed meanwhile is written empty to carry `INSTANCE-N`; one event per person, the snapshot then ends with
-/// an `INSTANCE-N:k` id, and a client cut off before the next change gets a new snapshot. A snapshot with nobody
-/// in it is a comment, with no id.
+/// answers are held until the next answer or the end says what its id is. In chunks or a table, a last chunk whose
+/// people all changed meanwhile is written empty to carry `INSTANCE-N`; one event per person, the snapshot then
+/// ends with an `INSTANCE-N:k` id, and a client cut off before the next change gets a new snapshot. A snapshot with
+/// nobody in it is a comment, with no id.
 struct SnapshotWriter {
     let form: SnapshotForm
     /// The change the snapshot was taken at.
@@ -49,7 +49,7 @@ struct SnapshotWriter {
         held.removeAll(keepingCapacity: true)
         // A chunk whose people all changed meanwhile is written empty when it is the last: it says where the
         // snapshot ends. Otherwise it is left out.
-        guard !answers.isEmpty || (last && form == .chunks && written > 0) else {
+        guard !answers.isEmpty || (last && form != .events && written > 0) else {
             if last && written == 0 { stream.comment("snapshot \(id.text): nothing to show yet") }
             return
         }
@@ -57,7 +57,8 @@ struct SnapshotWriter {
         let eventID = last ? id.text : id.snapshotEvent(written)
         switch form {
         case .events: stream.event(answers[0], id: eventID)
-        case .chunks: stream.snapshot(answers, id: eventID)
+        case .chunks: stream.snapshot(QueryDocument(results: answers), id: eventID)
+        case .table: stream.snapshot(SnapshotTable(results: answers), id: eventID)
         }
     }
 }

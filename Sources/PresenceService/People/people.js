@@ -1,7 +1,6 @@
 "use strict";
 const ROW = 36;
-// Everyone the page has heard of, by JID: each answer as the stream gave it, with its group worked out once, when
-// it arrives, and its position in the list.
+// Everyone the page has heard of, by JID.
 const people = new Map();
 let rows = [];
 let rebuildQueued = false, renderQueued = false, lastRebuild = 0;
@@ -39,9 +38,32 @@ function words(person) {
     default: return "unknown";
   }
 }
-function prepare(person) {
-  person.group = groupOf(person.jid);
-  return person;
+// A person as the list keeps them: the members of an answer that the page shows, in one shape whether the answer
+// came as a snapshot table's row or as a change's object (so the engine reads every person the same way), with
+// their group, worked out once, and their position in the list.
+class Person {
+  constructor(jid, state, show, status, since, live, attendance, cause) {
+    this.jid = jid; this.state = state; this.show = show; this.status = status; this.since = since;
+    this.live = live; this.attendance = attendance; this.cause = cause;
+    this.group = groupOf(jid);
+    this.position = -1;
+  }
+  static fromAnswer(answer) {
+    return new Person(answer.jid, answer.state, answer.show, answer.status, answer.since, answer.live,
+      answer.attendance, answer.cause);
+  }
+  // A snapshot table's rows as people: `columns` names the members of each row's values.
+  static fromTable(table) {
+    const at = {};
+    table.columns.forEach((name, index) => { at[name] = index; });
+    return table.rows.map(row => new Person(row[at.jid], row[at.state], row[at.show], row[at.status], row[at.since],
+      row[at.live], row[at.attendance], row[at.cause]));
+  }
+  // Takes a newer answer's members; the group and the position stay.
+  update(newer) {
+    this.state = newer.state; this.show = newer.show; this.status = newer.status; this.since = newer.since;
+    this.live = newer.live; this.attendance = newer.attendance; this.cause = newer.cause;
+  }
 }
 // What a search looks in: the address, the status text and the state in words, in lower case.
 function searchTextOf(person) {
@@ -203,7 +225,7 @@ function isOlder(person, shown) {
 function apply(person, fromSnapshot) {
   const shown = people.get(person.jid);
   if (shown === undefined) {
-    people.set(person.jid, prepare(person));
+    people.set(person.jid, person);
     count(person, 1);
     orderStale = true;
     scheduleRebuild();
@@ -213,21 +235,21 @@ function apply(person, fromSnapshot) {
   // A change updates the person listed in place: the list's order holds the same object. Only a search that
   // may now match differently needs the list rebuilt; otherwise the visible rows are drawn again.
   count(shown, -1);
-  Object.assign(shown, prepare(person));
+  shown.update(person);
   count(shown, 1);
-  if (!orderStale && shown.position < searchTextsMade) searchTexts[shown.position] = searchTextOf(shown);
+  if (!orderStale && shown.position >= 0 && shown.position < searchTextsMade) searchTexts[shown.position] = searchTextOf(shown);
   searched = null;
   if (search.value.trim()) scheduleRebuild(); else { scheduleRender(); if (!rebuildQueued) scheduleRebuild(); }
 }
 function connect() {
-  const source = new EventSource("/v1/presence/events?snapshot=chunks");
+  const source = new EventSource("/v1/presence/events?snapshot=table");
   source.addEventListener("open", () => { connection.classList.add("live"); connection.title = "live"; });
   source.addEventListener("error", () => { connection.classList.remove("live"); connection.title = "reconnecting"; });
   source.addEventListener("snapshot", event => {
     // Marks for the browser's performance timeline: where opening a big page spends its time.
     if (!loadingSnapshot) performance.mark("people-snapshot-first-event");
     loadingSnapshot = event.lastEventId.includes(":");
-    for (const person of JSON.parse(event.data).results) apply(person, true);
+    for (const person of Person.fromTable(JSON.parse(event.data))) apply(person, true);
     // The snapshot's last event (its id has no ":k") lists everyone at once, without waiting for the next of
     // the at most four rebuilds a second.
     if (!loadingSnapshot) {
@@ -236,7 +258,7 @@ function connect() {
       performance.mark("people-listed");
     }
   });
-  source.addEventListener("presence", event => apply(JSON.parse(event.data), false));
+  source.addEventListener("presence", event => apply(Person.fromAnswer(JSON.parse(event.data)), false));
 }
 
 const figures = document.getElementById("storage-figures");
