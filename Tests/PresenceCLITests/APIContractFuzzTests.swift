@@ -9,10 +9,10 @@ import Testing
 /// prints schemathesis' report, with each case's `curl` and `st replay` reproduction.
 ///
 /// A short run per configuration here (`CONTRACT_FUZZ_EXAMPLES`, 40 by default; not a `PRESENCE_*` name, which the
-/// service would take for its own configuration), from a fixed seed (`CONTRACT_FUZZ_SEED`), so that the suite's
-/// verdict on a commit is the same on every run; the long campaign, the same tests with more examples, a seed of
-/// its own (`CONTRACT_FUZZ_SEED=random`) and `CONTRACT_FUZZ_REPORTS` naming a directory that keeps each report, is
-/// in Documentation/Reliability.md.
+/// service would take for its own configuration), from a fixed seed (`CONTRACT_FUZZ_SEED`), so that a commit is
+/// tested with the same generated cases on every run; the long campaign, the same tests with more examples, a seed
+/// of its own (`CONTRACT_FUZZ_SEED=random`) and `CONTRACT_FUZZ_REPORTS` naming a directory that keeps each report,
+/// is in Documentation/Reliability.md.
 @Suite("The HTTP API keeps its document's promises under a property-based tester", .serialized)
 struct APIContractFuzzTests {
     static let examples = ProcessInfo.processInfo.environment["CONTRACT_FUZZ_EXAMPLES"] ?? "40"

@@ -142,7 +142,8 @@ try:
     search.clear()
     search.send_keys("in a review")
     try:
-        WebDriverWait(driver, 20, poll_frequency=0.05).until(lambda d: person_rows(d) == 1 and row_info(d, alice))
+        WebDriverWait(driver, 20, poll_frequency=0.05).until(
+            lambda d: d.execute_script("return !rebuildQueued") and person_rows(d) == 1 and row_info(d, alice))
     except Exception:  # noqa: BLE001
         failures.append(f"searching alice's new status shows {person_rows(driver)} rows, not hers alone")
     search.clear()
@@ -159,6 +160,17 @@ try:
     bob = row_info(driver, "bob@sales.example.com")
     if not bob or bob[2] != "offline":
         failures.append(f"bob is not shown offline: {bob}")
+    # A change while a query narrows letter by letter: someone it did not match before and matches now is shown.
+    search.clear()
+    search.send_keys("revie")
+    wait.until(lambda d: d.execute_script("return !rebuildQueued") and person_rows(d) == 1 and row_info(d, alice))
+    feed(header + presence("bob@sales.example.com", kind="unavailable", status="Reviewed the plan"))
+    try:
+        WebDriverWait(driver, 20, poll_frequency=0.05).until(
+            lambda d: person_rows(d) == 2 and row_info(d, "bob@sales.example.com"))
+    except Exception:  # noqa: BLE001
+        failures.append(f"a search for 'revie' shows {person_rows(driver)} rows after bob's status became"
+                        " 'Reviewed the plan', not alice's and his")
     search.clear()
     search.send_keys("alice")
     wait.until(lambda d: person_rows(d) == 1 and row_info(d, alice))
