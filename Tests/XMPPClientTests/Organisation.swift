@@ -81,7 +81,10 @@ final class Organisation: Sendable {
 
     func snapshotComplete() async throws -> Bool {
         // Generous: under ThreadSanitizer, with other suites starting their own Prosody, the watcher's task and
-        // its SCRAM login can wait seconds for a thread. It returns as soon as the snapshot is complete.
-        try await eventually(timeout: .seconds(60)) { source.status.snapshotComplete }
+        // its SCRAM login can wait seconds for a thread, and a roster has taken 41 s to arrive (the connection then
+        // judged dead and made again). It returns as soon as the snapshot is complete.
+        try await eventually(timeout: underThreadSanitizer ? .seconds(180) : .seconds(60)) {
+            source.status.snapshotComplete
+        }
     }
 }
