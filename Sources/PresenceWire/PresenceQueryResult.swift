@@ -96,10 +96,9 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
     public func write(as layout: Layout, to writer: inout JSONWriter) {
         PresenceQueryResult.writeMembers(
             as: layout, to: &writer, asOf: asOf, attendance: attendance, cause: cause, jid: jid, live: live,
-            origin: origin,
-            partial: partial, priority: priority, probeFailure: probeFailure, resource: { $0.string(resource) },
-            show: show,
-            since: { $0.string(since) }, state: state, status: { $0.string(status) })
+            origin: origin, partial: partial, priority: priority, probeFailure: probeFailure,
+            resource: { $0.string(resource) }, show: show, since: { $0.string(since) }, state: state,
+            status: { $0.string(status) })
     }
 
     /// Writes what `PresenceQueryResult(LookupAnswer(…), live: live)` writes for a storage answer (origin
@@ -109,10 +108,8 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         func write(_ state: PresenceState, origin: AnswerOrigin, cause: RemovalCause? = nil) {
             writeMembers(
                 as: .object, to: &writer, asOf: nil, attendance: nil, cause: cause, jid: jid.rawValue, live: live,
-                origin: origin,
-                partial: false, priority: nil, probeFailure: nil, resource: { $0.null() }, show: nil,
-                since: { $0.null() },
-                state: state, status: { $0.null() })
+                origin: origin, partial: false, priority: nil, probeFailure: nil, resource: { $0.null() }, show: nil,
+                since: { $0.null() }, state: state, status: { $0.null() })
         }
         switch stored {
         case .unknown: write(.unknown, origin: .none)
@@ -121,8 +118,7 @@ public struct PresenceQueryResult: Hashable, Sendable, Decodable, JSONDocument {
         case .present(let shown?):
             writeMembers(
                 as: .object, to: &writer, asOf: nil, attendance: shown.attendance, cause: nil, jid: jid.rawValue,
-                live: live,
-                origin: .storage, partial: false, priority: shown.isAvailable ? Int(shown.priority) : nil,
+                live: live, origin: .storage, partial: false, priority: shown.isAvailable ? Int(shown.priority) : nil,
                 probeFailure: nil,
                 resource: { writer in
                     if shown.resource.isEmpty { writer.null() } else { writer.string(utf8: shown.resource) }
