@@ -193,6 +193,7 @@ let package = Package(
             resources: [
                 .copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py"),
                 .copy("Resources/people_page_failover_browser.py"), .copy("Resources/openapi_validate.py"),
+                .copy("Resources/hold_streams.py"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -10,7 +10,8 @@ struct OpenFileLimitTests {
     static let arguments = ["--http-max-connections", "1500", "--max-connections", "100"]
     static let needed = 1_500 + 100 + 64
 
-    /// This process's hard open-file limit: the streams of the first test need some thousands.
+    /// This process's hard open-file limit, which the process holding the first test's streams inherits: they need
+    /// more than a thousand.
     static let ownHardLimit: rlim_t = {
         var limit = rlimit()
         return getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? limit.rlim_max : 0
@@ -24,16 +25,10 @@ struct OpenFileLimitTests {
         #expect(limits.soft == limits.hard, "raised to the hard limit: soft \(limits.soft), hard \(limits.hard)")
         #expect(server.log.contains("raised the open-file limit"), "\(server.log)")
 
-        // More streams than 1,024 descriptors allow, each open once its snapshot has come (this process opens
-        // them, beside other suites' connections: its own soft limit goes up to its hard limit).
-        try Self.raiseOwnSoftLimitToTheHardLimit()
+        // More streams than 1,024 descriptors allow, each open once its snapshot has come.
         let streams = 1_100
-        let open = try await onAThreadOfItsOwn {
-            try (0 ..< streams).map {
-                try StreamMemoryTests.openStream(watching: "u\($0)@example.com", port: server.httpPort)
-            }
-        }
-        defer { for descriptor in open { close(descriptor) } }
+        let open = try await HeldStreams(count: streams, watching: "u", port: server.httpPort)
+        defer { open.release() }
         #expect(try await StreamMemoryTests.openStreams(port: server.httpPort) == streams)
     }
 
@@ -58,18 +53,5 @@ struct OpenFileLimitTests {
             throw LoopbackTCP.Failure(description: "unreadable: \(line)")
         }
         return (soft, hard)
-    }
-
-    /// This process opens the streams: its own soft limit goes up to its hard limit (never down).
-    static func raiseOwnSoftLimitToTheHardLimit() throws {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
-            throw LoopbackTCP.Failure(description: "getrlimit")
-        }
-        guard limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
-            throw LoopbackTCP.Failure(description: "setrlimit")
-        }
     }
 }

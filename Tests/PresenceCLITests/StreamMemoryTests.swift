@@ -4,7 +4,8 @@ import Testing
 
 /// What an open change stream costs the replica in resident memory: the figure that says how many screens one
 /// replica holds (Documentation/Deploying.md). Measured on the real `presence serve` process, with streams opened
-/// by plain sockets from this process, so that the service's memory is the service's alone.
+/// by plain sockets from a process of their own (``HeldStreams``), so that the service's memory is the service's
+/// alone.
 ///
 /// A stream of one JID costs about 15 KiB in the release build and 16 KiB in the debug build the tests run, most
 /// of it the connection (its pipeline, and the task Hummingbird keeps per connection); the stream itself is
@@ -24,16 +25,12 @@ struct StreamMemoryTests {
         defer { _ = server.stop() }
         // Streams that open and close first: what the first streams set up once (the hub's observer, the event
         // loops' pools, the allocator's arenas) is in the baseline, not charged to the streams measured.
-        var warm = try (0 ..< 200).map { try Self.openStream(watching: "w\($0)@example.com", port: server.httpPort) }
-        for descriptor in warm { close(descriptor) }
-        warm.removeAll()
+        try await HeldStreams(count: 200, watching: "w", port: server.httpPort).release()
         #expect(try await eventually(timeout: .seconds(30)) { try await Self.openStreams(port: server.httpPort) == 0 })
         let baseline = try Self.residentBytes(of: server.process.processIdentifier)
 
-        let open = try (0 ..< Self.streams).map {
-            try Self.openStream(watching: "u\($0)@example.com", port: server.httpPort)
-        }
-        defer { for descriptor in open { close(descriptor) } }
+        let open = try await HeldStreams(count: Self.streams, watching: "u", port: server.httpPort)
+        defer { open.release() }
         #expect(try await Self.openStreams(port: server.httpPort) == Self.streams)
         let resident = try Self.residentBytes(of: server.process.processIdentifier)
         let perStream = (resident - baseline) / Self.streams
@@ -41,24 +38,6 @@ struct StreamMemoryTests {
         #expect(
             perStream < Self.budgetPerStream,
             "\(perStream) bytes per stream (\(baseline) bytes before, \(resident) with \(Self.streams) streams)")
-    }
-
-    /// A change stream of one JID, open once its snapshot event has come; the caller closes it.
-    static func openStream(watching jid: String, port: Int) throws -> Int32 {
-        let descriptor = try LoopbackTCP.connect(port: port)
-        let request = "GET /v1/presence/events?jid=\(jid) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-        try Array(request.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !String(decoding: received, as: UTF8.self).contains("event: presence") {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else {
-                close(descriptor)
-                throw LoopbackTCP.Failure(description: "the stream of \(jid) ended before its snapshot")
-            }
-            received += buffer[..<count]
-        }
-        return descriptor
     }
 
     static func openStreams(port: Int) async throws -> Int? {
