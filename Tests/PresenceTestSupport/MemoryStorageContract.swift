@@ -7,6 +7,7 @@ import Testing
 package func checkMemoryStorageContract(_ kind: MemoryStorageKind) async throws {
     let contract = MemoryStorageContract(kind: kind)
     try contract.setGetRemoveAndCount()
+    try contract.thePartsOfTheKeysHoldEveryKeyOnce()
     try contract.updateSeesNilForAbsentUsersAndNilRemoves()
     try contract.valuesRoundTripExactly()
     try contract.applyAggregatesLikeUserPresence()
@@ -49,6 +50,20 @@ private struct MemoryStorageContract {
         #expect(storage.lookup(bob) == .unknown, label)
         #expect(storage.statistics.removals[.explicit] == 2, label)
         #expect(storage.statistics.lost == 0, label)
+    }
+
+    func thePartsOfTheKeysHoldEveryKeyOnce() throws {
+        let storage = try kind.make()
+        // More users than a storage has parts, so that most parts hold some and some may hold none.
+        let keys = (0 ..< 1_000).map { jid("person\($0)@example.com") }
+        for key in keys { storage.set(user(available("\(key.rawValue)/desk")), for: key) }
+        let parts = (0 ..< storage.keyPartCount).map { storage.keys(inPart: $0) }
+        let walked = parts.flatMap { $0 }
+        #expect(storage.keyPartCount >= 1, label)
+        #expect(walked.count == Set(walked).count, "a key in two parts: \(kind.name)")
+        #expect(Set(walked) == Set(storage.keys), label)
+        #expect(Set(walked) == Set(keys) || kind.evicts, "a storage that keeps everyone walks everyone: \(kind.name)")
+        #expect(storage.keys(inPart: storage.keyPartCount).isEmpty, "past the last part: \(kind.name)")
     }
 
     func updateSeesNilForAbsentUsersAndNilRemoves() throws {

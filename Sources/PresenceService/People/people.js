@@ -259,6 +259,7 @@ function connect() {
     }
   });
   source.addEventListener("presence", event => apply(Person.fromAnswer(JSON.parse(event.data)), false));
+  return source;
 }
 
 const figures = document.getElementById("storage-figures");
@@ -294,20 +295,25 @@ async function refreshStorage() {
 
 // A service that requires API tokens answers the page's data with 401: ask for a token, keep it in a cookie
 // for this site only (EventSource cannot send an Authorization header), and ask again while it is refused.
-async function haveAccess() {
+// Answers whether the page may read, and whether a token was asked for.
+async function haveAccess(asked = false) {
   let response;
-  try { response = await fetch("/v1/stats", { cache: "no-store" }); } catch (error) { return true; }
-  if (response.status !== 401) return true;
+  try { response = await fetch("/v1/stats", { cache: "no-store" }); } catch (error) { return { granted: true, asked }; }
+  if (response.status !== 401) return { granted: true, asked };
   const token = window.prompt("This presence service needs an API token:");
-  if (!token) { figures.innerHTML = pairs([["service", "needs an API token"]]); return false; }
+  if (!token) { figures.innerHTML = pairs([["service", "needs an API token"]]); return { granted: false, asked: true }; }
   document.cookie = "presence_token=" + encodeURIComponent(token.trim()) + "; path=/; SameSite=Strict" +
     (location.protocol === "https:" ? "; Secure" : "");
-  return haveAccess();
+  return haveAccess(true);
 }
 
-haveAccess().then(granted => {
-  if (!granted) return;
-  connect();
+// The stream opens at once, while the page asks whether it may read: an open service (most) starts its snapshot
+// without waiting for that answer. A stream refused for want of a token has ended (an EventSource does not retry
+// a 401) and opens again once a token is given.
+let source = connect();
+haveAccess().then(access => {
+  if (!access.granted) { source.close(); return; }
+  if (access.asked) { source.close(); source = connect(); }
   refreshStorage();
   setInterval(refreshStorage, 1000);
 });

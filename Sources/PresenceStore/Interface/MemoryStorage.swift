@@ -98,6 +98,15 @@ public protocol MemoryStorage: AnyObject, Sendable {
     /// nothing though the answer loses its `asOf`. The default never calls it.
     func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?)
 
+    /// How many parts ``keys(inPart:)`` gives the keys in: a caller that walks every key (a change stream's
+    /// snapshot of everyone) copies one part at a time rather than every key before it can start. The default is 1.
+    var keyPartCount: Int { get }
+
+    /// The keys of part `part` (`0 ..< keyPartCount`), in no particular order. The parts hold every key, each in
+    /// one part, so a walk over them misses nobody who stays stored throughout it and repeats nobody. The
+    /// default's one part is ``keys``.
+    func keys(inPart part: Int) -> [BareJID]
+
     /// The disk tier's counters; nil for a storage without one (the default).
     var diskTierStatistics: TierStatistics? { get }
 
@@ -129,6 +138,8 @@ extension MemoryStorage {
     public func restoredAsOf(_ key: BareJID) -> PresenceTime? { nil }
     public func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?) {}
     public var diskTierStatistics: TierStatistics? { nil }
+    public var keyPartCount: Int { 1 }
+    public func keys(inPart part: Int) -> [BareJID] { part == 0 ? keys : [] }
     @discardableResult
     public func flush() -> Bool { true }
     public func close() {}

@@ -181,6 +181,19 @@ public final class DictionaryMemoryStorage: MemoryStorage {
         return keys
     }
 
+    /// A part is a stripe: about a sixty-fourth of the keys by default.
+    public var keyPartCount: Int { stripes.count }
+
+    public func keys(inPart part: Int) -> [BareJID] {
+        guard stripes.indices.contains(part) else { return [] }
+        return stripes[part].withLock { table in
+            var keys: [BareJID] = []
+            keys.reserveCapacity(table.count)
+            table.forEachKey { keys.append($0) }
+            return keys
+        }
+    }
+
     public func setChangeObserver(_ observer: (@Sendable (StorageChange) -> Void)?) {
         changes.setObserver(observer)
     }

@@ -228,6 +228,18 @@ public final class TieredStorage: MemoryStorage {
         return Array(keys)
     }
 
+    /// A memory that keeps everyone gives its own parts; otherwise the keys of memory, disk and pending writes are
+    /// merged in one part.
+    public var keyPartCount: Int {
+        if let memory, memoryKeepsEveryone { return memory.keyPartCount }
+        return 1
+    }
+
+    public func keys(inPart part: Int) -> [BareJID] {
+        if let memory, memoryKeepsEveryone { return memory.keys(inPart: part) }
+        return part == 0 ? keys : []
+    }
+
     public func apply(_ update: PresenceUpdate, receivedAt: PresenceTime) {
         // A memory that keeps everyone needs no merge with the disk and has the value at flush time: its own
         // (fast) apply, which also publishes the change, and the key marked dirty.
@@ -302,7 +314,8 @@ public final class TieredStorage: MemoryStorage {
                 misses: counters.misses.load(ordering: .relaxed),
                 diskReads: counters.diskReads.load(ordering: .relaxed),
                 diskReadErrors: counters.diskReadErrors.load(ordering: .relaxed),
-                spilled: spilled, dirty: state.dirty.count + state.dirtyKeys.count + state.flushingCount, restored: restoredUsers,
+                spilled: spilled, dirty: state.dirty.count + state.dirtyKeys.count + state.flushingCount,
+                restored: restoredUsers,
                 restoredAt: restoredAt, flushes: state.flushes, failedFlushes: state.failedFlushes,
                 usersWritten: state.usersWritten, bytesWritten: state.bytesWritten,
                 lastFlushAt: state.lastFlushAt, lastFlushDuration: state.lastFlushDuration,
