@@ -193,7 +193,8 @@ let package = Package(
             resources: [
                 .copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py"),
                 .copy("Resources/people_page_failover_browser.py"), .copy("Resources/openapi_validate.py"),
-                .copy("Resources/hold_streams.py"),
+                .copy("Resources/hold_streams.py"), .copy("Resources/people_page_refused_browser.py"),
+                .copy("Resources/chromium_browser.py"), .copy("Resources/change_stream_socket.py"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -36,6 +36,16 @@ struct PeoplePageBrowserTests {
             "people_page_token_browser", ["http://127.0.0.1:\(server.httpPort)", String(server.feedPort), token])
     }
 
+    @Test func aPageWhoseStreamAFullReplicaRefusesOpensItAgainWaitingLongerEachTimeAndListsEveryoneOnceThereIsRoom()
+        throws
+    {
+        guard Self.browserIsInstalled() else { return }
+        let server = try RunningServer(["--events-max-streams", "1"])
+        defer { _ = server.stop() }
+        try Self.runBrowserScript(
+            "people_page_refused_browser", ["http://127.0.0.1:\(server.httpPort)", String(server.feedPort)])
+    }
+
     @Test func aPageWhoseReplicaDiesKeepsItsNewerStatusWhenTheNextReplicaLagsBehindIt() throws {
         guard Self.browserIsInstalled() else { return }
         let replicas = try (0 ..< 3).map { _ in try RunningServer() }

@@ -242,10 +242,16 @@ function apply(person, fromSnapshot) {
   if (search.value.trim()) scheduleRebuild(); else { scheduleRender(); if (!rebuildQueued) scheduleRebuild(); }
 }
 function connect() {
-  const source = new EventSource("/v1/presence/events?snapshot=table");
-  source.addEventListener("open", () => { connection.classList.add("live"); connection.title = "live"; });
-  source.addEventListener("error", () => { connection.classList.remove("live"); connection.title = "reconnecting"; });
-  source.addEventListener("snapshot", event => {
+  const stream = new EventSource("/v1/presence/events?snapshot=table");
+  stream.addEventListener("open", () => {
+    connection.classList.add("live"); connection.title = "live";
+    reopenWait = REOPEN_FIRST_WAIT;
+  });
+  stream.addEventListener("error", () => {
+    connection.classList.remove("live"); connection.title = "reconnecting";
+    if (stream.readyState === EventSource.CLOSED && stream === source) reopenLater();
+  });
+  stream.addEventListener("snapshot", event => {
     // Marks for the browser's performance timeline: where opening a big page spends its time.
     if (!loadingSnapshot) performance.mark("people-snapshot-first-event");
     loadingSnapshot = event.lastEventId.includes(":");
@@ -258,8 +264,28 @@ function connect() {
       performance.mark("people-listed");
     }
   });
-  source.addEventListener("presence", event => apply(Person.fromAnswer(JSON.parse(event.data)), false));
-  return source;
+  stream.addEventListener("presence", event => apply(Person.fromAnswer(JSON.parse(event.data)), false));
+  return stream;
+}
+// The browser reconnects a stream that ended by itself, but gives up on one that was refused: a replica at its
+// most streams answers 503, a balancer with no replica up 502, a service that needs a token 401. The page opens
+// such a stream again after a wait that doubles up to half a minute (spread at random, so that the pages a full
+// replica refused do not come back at once), asking for a token first when that is why.
+const REOPEN_FIRST_WAIT = 1000, REOPEN_LONGEST_WAIT = 30000;
+let source = null, reopenWait = REOPEN_FIRST_WAIT;
+function open() {
+  if (source) source.close();
+  source = connect();
+}
+function reopenLater() {
+  const refused = source;
+  const wait = reopenWait * (0.5 + Math.random());
+  reopenWait = Math.min(reopenWait * 2, REOPEN_LONGEST_WAIT);
+  setTimeout(async () => {
+    if (source !== refused) return;
+    const access = await haveAccess();
+    if (access.granted && source === refused) open();
+  }, wait);
 }
 
 const figures = document.getElementById("storage-figures");
@@ -308,12 +334,11 @@ async function haveAccess(asked = false) {
 }
 
 // The stream opens at once, while the page asks whether it may read: an open service (most) starts its snapshot
-// without waiting for that answer. A stream refused for want of a token has ended (an EventSource does not retry
-// a 401) and opens again once a token is given.
-let source = connect();
+// without waiting for that answer. A stream refused for want of a token opens again as soon as one is given.
+open();
 haveAccess().then(access => {
-  if (!access.granted) { source.close(); return; }
-  if (access.asked) { source.close(); source = connect(); }
+  if (!access.granted) { source.close(); source = null; return; }
+  if (access.asked) open();
   refreshStorage();
   setInterval(refreshStorage, 1000);
 });

@@ -14,8 +14,9 @@ name: with about 1,350 descriptors open the last entry of glibc's 32 KiB directo
 its end for that copy to read past it, and a test starting a server at that moment crashes the test process.
 """
 import resource
-import socket
 import sys
+
+from change_stream_socket import open_change_stream
 
 port, prefix, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 
@@ -27,14 +28,7 @@ streams = []
 for index in range(count):
     jid = f"{prefix}{index}@example.com"
     try:
-        stream = socket.create_connection(("127.0.0.1", port), timeout=60)
-        stream.sendall(f"GET /v1/presence/events?jid={jid} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
-        received = b""
-        while b"event: presence" not in received:
-            chunk = stream.recv(4096)
-            if not chunk:
-                raise OSError("the stream ended before its snapshot")
-            received += chunk
+        stream = open_change_stream(port, jid)
     except OSError as error:
         print(f"failed: the stream of {jid} (number {index + 1}): {error}", flush=True)
         sys.exit(1)

@@ -13,8 +13,7 @@ import sys
 import threading
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from chromium_browser import chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -55,11 +54,7 @@ crowd = "".join(
 feed(header + crowd + presence("alice@engineering.example.com", status="Writing the design doc")
      + presence("bob@sales.example.com", kind="unavailable", status="Gone home"))
 
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"]:
-    options.add_argument(argument)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium()
 failures = []
 rounds = int(sys.argv[5]) if len(sys.argv) > 5 else 10
 changed = range(0, people, 10) if rounds else range(0)

@@ -21,8 +21,7 @@ import threading
 import time
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from chromium_browser import chromium
 from selenium.webdriver.support.ui import WebDriverWait
 
 base = sys.argv[1]
@@ -91,11 +90,7 @@ for _, feed_port, _ in replicas:
          + presence(bob, "First", "2026-01-01T09:00:00Z")
          + "".join(presence(jid, "Round 0", "2026-01-01T09:00:00Z") for jid in crowd))
 
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"]:
-    options.add_argument(argument)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium()
 failures = []
 try:
     driver.get(base + "/")

@@ -11,8 +11,7 @@ import socket
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from chromium_browser import chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -27,12 +26,7 @@ def feed(text):
 
 
 feed("<presence from='alice@engineering.example.com/desk'><status>Behind a token</status></presence>")
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"]:
-    options.add_argument(argument)
-options.set_capability("unhandledPromptBehavior", "ignore")
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium(answer_prompts_myself=True)
 failures = []
 try:
     driver.get(base + "/")
