@@ -273,7 +273,7 @@ function connect() {
 // replica refused do not come back at once), asking for a token first when that is why.
 const REOPEN_FIRST_WAIT = 1000, REOPEN_LONGEST_WAIT = 30000;
 let source = null, reopenWait = REOPEN_FIRST_WAIT;
-function open() {
+function openStream() {
   if (source) source.close();
   source = connect();
 }
@@ -282,9 +282,9 @@ function reopenLater() {
   const wait = reopenWait * (0.5 + Math.random());
   reopenWait = Math.min(reopenWait * 2, REOPEN_LONGEST_WAIT);
   setTimeout(async () => {
-    if (source !== refused) return;
-    const access = await haveAccess();
-    if (access.granted && source === refused) open();
+    if (source !== refused || accessDenied) return;
+    const access = await checkAccess();
+    if (access.granted && source === refused) openStream();
   }, wait);
 }
 
@@ -333,12 +333,21 @@ async function haveAccess(asked = false) {
   return haveAccess(true);
 }
 
+// One check at a time: the page's first one and a refused stream's both ask, and the user is asked once (a
+// prompt blocks the page's timers, so a stream's wait is over by the time it is answered). Once the user declines,
+// the page stops asking until it is loaded again.
+let accessCheck = null, accessDenied = false;
+function checkAccess() {
+  if (accessCheck === null) accessCheck = haveAccess().finally(() => { accessCheck = null; });
+  return accessCheck;
+}
+
 // The stream opens at once, while the page asks whether it may read: an open service (most) starts its snapshot
 // without waiting for that answer. A stream refused for want of a token opens again as soon as one is given.
-open();
-haveAccess().then(access => {
-  if (!access.granted) { source.close(); source = null; return; }
-  if (access.asked) open();
+openStream();
+checkAccess().then(access => {
+  if (!access.granted) { accessDenied = true; source.close(); source = null; return; }
+  if (access.asked) openStream();
   refreshStorage();
   setInterval(refreshStorage, 1000);
 });
