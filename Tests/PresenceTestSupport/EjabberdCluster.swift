@@ -54,14 +54,7 @@ package final class EjabberdCluster: Sendable {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            let deadline = ContinuousClock.now + .seconds(5)
-            while process.isRunning && ContinuousClock.now < deadline {
-                if let descriptor = try? LoopbackTCP.connect(port: port) {
-                    close(descriptor)
-                    return (process, port)
-                }
-                Thread.sleep(forTimeInterval: 0.01)
-            }
+            if ListeningPort.waitUntilHeld([port], by: process, timeout: .seconds(5)) { return (process, port) }
             end(process)
         }
         throw EjabberdServer.Failure(description: "the cluster's epmd did not start")

@@ -341,15 +341,14 @@ package final class EjabberdServer: XMPPTestServer {
             - normal
         """
 
-    /// Ready when the c2s port accepts and the API answers (the node has started every module).
+    /// Ready when the node itself listens on the c2s and API ports and the API answers (it has started every
+    /// module).
     private static func waitUntilReady(port: Int, apiPort: Int, process: Process) -> Bool {
         let deadline = ContinuousClock.now + .seconds(60)
+        guard ListeningPort.waitUntilHeld([port, apiPort], by: process, timeout: .seconds(60)) else { return false }
         while process.isRunning && ContinuousClock.now < deadline {
-            if let descriptor = try? LoopbackTCP.connect(port: port) {
-                close(descriptor)
-                if let (status, _) = try? TestHTTP.post(port: apiPort, path: "/api/status", json: "{}"), status == 200 {
-                    return true
-                }
+            if let (status, _) = try? TestHTTP.post(port: apiPort, path: "/api/status", json: "{}"), status == 200 {
+                return true
             }
             Thread.sleep(forTimeInterval: 0.1)
         }

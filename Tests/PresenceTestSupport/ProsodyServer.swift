@@ -57,7 +57,7 @@ package final class ProsodyServer: XMPPTestServer {
             }
             if let process = try ServerProcess.start(
                 launch: { try ProsodyServer.launch(config: config) },
-                waitUntilReady: { ProsodyServer.waitUntilListening(port: port, process: $0) })
+                waitUntilReady: { ListeningPort.waitUntilHeld([port], by: $0, timeout: .seconds(20)) })
             {
                 self.port = port
                 self.directory = directory
@@ -174,18 +174,5 @@ package final class ProsodyServer: XMPPTestServer {
         guard try Tool.run("/usr/bin/prosodyctl", arguments) == 0 else {
             throw Failure(description: "prosodyctl \(arguments.dropFirst(2).joined(separator: " ")) failed")
         }
-    }
-
-
-    private static func waitUntilListening(port: Int, process: Process) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while process.isRunning && ContinuousClock.now < deadline {
-            if let descriptor = try? LoopbackTCP.connect(port: port) {
-                close(descriptor)
-                return true
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return false
     }
 }

@@ -69,7 +69,8 @@ extension XMPPTestServer {
 }
 
 /// A loopback port nobody listens on now, for a server that cannot be given port 0 and report what it bound. Taken
-/// by someone else before the server binds it, it fails to start: the fixtures try again with another.
+/// by someone else before the server binds it, the server never listens on it: the fixtures see that
+/// (``ListeningPort``) and try again with another.
 package func freeLoopbackPort() -> Int {
     let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)
     close(descriptor)

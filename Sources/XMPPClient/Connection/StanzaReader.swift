@@ -1,6 +1,6 @@
-import PresenceModel
 import NIOCore
 import NIOSSL
+import PresenceModel
 import XMPPStream
 
 /// Turns the connection's inbound bytes into stream events, one at a time, pulling bytes only when the events
@@ -70,10 +70,12 @@ final class StanzaReader {
     ///
     /// The buffer crosses threads through `NIOAsyncChannel`'s inbound stream, which resumes this task's
     /// continuation outside its lock; the concurrency runtime orders that hand-off, but ThreadSanitizer does not
-    /// always see it on Linux and reported the buffer's allocation on the event loop as racing with the parse here
-    /// (CI, session 6). ``ActivityHandler`` takes this same lock on the event loop for every buffer, after
-    /// the buffer exists and before it is passed on; taking it here, after the buffer arrived, is an edge
-    /// ThreadSanitizer models (mutex release, then acquire). One uncontended lock per chunk read.
+    /// always see it on Linux and can report the buffer's allocation on the event loop as racing with the parse
+    /// here. ``ActivityHandler`` takes this same lock on the event loop for every buffer, after the buffer exists
+    /// and before it is passed on; taking it here, after the buffer arrived, is an edge ThreadSanitizer models
+    /// (mutex release, then acquire). One uncontended lock per chunk read. The other direction, the event loop
+    /// reusing the buffer once this task has let go of it, is ordered by reference counting, which
+    /// ThreadSanitizer does not see: `script/thread-sanitizer.supp` names those reuses.
     private func orderAfterEventLoop() {
         _ = lastReceived.withLock { $0 }
     }
