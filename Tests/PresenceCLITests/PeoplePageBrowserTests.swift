@@ -46,7 +46,7 @@ struct PeoplePageBrowserTests {
             "people_page_refused_browser", ["http://127.0.0.1:\(server.httpPort)", String(server.feedPort)])
     }
 
-    @Test func aPageWhoseReplicaDiesKeepsItsNewerStatusWhenTheNextReplicaLagsBehindIt() throws {
+    @Test func aPageWhoseReplicaDiesKeepsNewerStatusesThanTheNextReplicasAndShowsWhomItNeverHeardOfAsUnknown() throws {
         guard Self.browserIsInstalled() else { return }
         let replicas = try (0 ..< 3).map { _ in try RunningServer() }
         defer { for replica in replicas where replica.process.isRunning { _ = replica.stop() } }

@@ -47,6 +47,8 @@ class Person {
     this.live = live; this.attendance = attendance; this.cause = cause;
     this.group = groupOf(jid);
     this.position = -1;
+    // The number of the last snapshot that listed them (0: none yet).
+    this.snapshot = 0;
   }
   static fromAnswer(answer) {
     return new Person(answer.jid, answer.state, answer.show, answer.status, answer.since, answer.live,
@@ -222,6 +224,7 @@ function isOlder(person, shown) {
   const since = Date.parse(person.since), shownSince = Date.parse(shown.since);
   return !Number.isNaN(since) && !Number.isNaN(shownSince) && since < shownSince;
 }
+// Returns the person as the page now lists them.
 function apply(person, fromSnapshot) {
   const shown = people.get(person.jid);
   if (shown === undefined) {
@@ -229,9 +232,9 @@ function apply(person, fromSnapshot) {
     count(person, 1);
     orderStale = true;
     scheduleRebuild();
-    return;
+    return person;
   }
-  if (fromSnapshot && isOlder(person, shown)) return;
+  if (fromSnapshot && isOlder(person, shown)) return shown;
   // A change updates the person listed in place: the list's order holds the same object. Only a search that
   // may now match differently needs the list rebuilt; otherwise the visible rows are drawn again.
   count(shown, -1);
@@ -240,6 +243,30 @@ function apply(person, fromSnapshot) {
   if (!orderStale && shown.position >= 0 && shown.position < searchTextsMade) searchTexts[shown.position] = searchTextOf(shown);
   searched = null;
   if (search.value.trim()) scheduleRebuild(); else { scheduleRender(); if (!rebuildQueued) scheduleRebuild(); }
+  return shown;
+}
+// A stream opened again (after a drop, a refusal or a failover to another replica) starts with a new snapshot,
+// which leaves out whoever the service no longer holds: left as they were, they would keep a status the service
+// forgot. Each person remembers the last snapshot that listed them; after a snapshot's last event, the people it
+// left out are asked for again, and shown as the service answers now (unknown, lost, or a status that a lagging
+// replica holds). An answer older than the one shown is kept out, as a snapshot's is.
+let snapshotNumber = 0;
+const ASK_AT_ONCE = 100;
+function askAgainForThoseLeftOut(number) {
+  if (number !== snapshotNumber) return;
+  const leftOut = [];
+  for (const person of people.values()) if (person.snapshot !== number) leftOut.push(person.jid);
+  for (let index = 0; index < leftOut.length; index += ASK_AT_ONCE) askAgain(leftOut.slice(index, index + ASK_AT_ONCE));
+}
+async function askAgain(jids) {
+  try {
+    const query = jids.map(jid => "jid=" + encodeURIComponent(jid)).join("&");
+    const response = await fetch("/v1/presence?" + query, { cache: "no-store" });
+    if (!response.ok) return;
+    for (const answer of (await response.json()).results) apply(Person.fromAnswer(answer), true);
+  } catch (error) {
+    // Unreachable now: the next snapshot asks again.
+  }
 }
 function connect() {
   const stream = new EventSource("/v1/presence/events?snapshot=table");
@@ -253,15 +280,19 @@ function connect() {
   });
   stream.addEventListener("snapshot", event => {
     // Marks for the browser's performance timeline: where opening a big page spends its time.
-    if (!loadingSnapshot) performance.mark("people-snapshot-first-event");
+    if (!loadingSnapshot) {
+      performance.mark("people-snapshot-first-event");
+      snapshotNumber++;
+    }
     loadingSnapshot = event.lastEventId.includes(":");
-    for (const person of Person.fromTable(JSON.parse(event.data))) apply(person, true);
+    for (const person of Person.fromTable(JSON.parse(event.data))) apply(person, true).snapshot = snapshotNumber;
     // The snapshot's last event (its id has no ":k") lists everyone at once, without waiting for the next of
     // the at most four rebuilds a second.
     if (!loadingSnapshot) {
       performance.mark("people-snapshot-last-event");
       rebuild();
       performance.mark("people-listed");
+      setTimeout(askAgainForThoseLeftOut, 0, snapshotNumber);
     }
   });
   stream.addEventListener("presence", event => apply(Person.fromAnswer(JSON.parse(event.data)), false));

@@ -7,7 +7,8 @@ Every replica holds alice's older status. The page opens through the balancer; t
 went to (the one with a stream open) alone gets alice's newer status, and the page shows it. That replica is
 killed: the page reconnects through the balancer to another, whose snapshot still holds the older status. The
 page must keep the newer one, come back live (a change fed to the others shows), and show a change newer than
-both. Every replica also holds a crowd of 2,000 people, and rounds of changes to a tenth of them are fed to the
+both. Carol is fed to the dying replica alone: the next replica's snapshot leaves her out, and the page must not
+keep her status but show what the service answers for her now (unknown). Every replica also holds a crowd of 2,000 people, and rounds of changes to a tenth of them are fed to the
 surviving replicas from the moment of the kill: across the failover's new snapshot, the page must list everyone
 once and end on each person's last change. Exits 0 when every check holds; otherwise prints what failed and
 exits 1.
@@ -27,6 +28,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 base = sys.argv[1]
 replicas = [tuple(int(part) for part in entry.split(":")) for entry in sys.argv[2].split(",")]
 alice, bob = "alice@engineering.example.com", "bob@sales.example.com"
+carol = "carol@engineering.example.com"
 header = "<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>"
 
 
@@ -101,8 +103,9 @@ try:
         raise RuntimeError(f"expected the page's stream on one replica, found {len(streaming)}")
     http_port, feed_port, pid = streaming[0]
     others = [replica for replica in replicas if replica != streaming[0]]
-    feed(feed_port, presence(alice, "Newer status", "2026-01-01T10:00:00Z"))
-    wait.until(lambda d: status_of(d, alice) == "Newer status")
+    feed(feed_port, presence(alice, "Newer status", "2026-01-01T10:00:00Z")
+         + presence(carol, "Only here", "2026-01-01T10:00:00Z"))
+    wait.until(lambda d: status_of(d, alice) == "Newer status" and status_of(d, carol) == "Only here")
 
     os.kill(pid, signal.SIGKILL)
     changer = threading.Thread(target=change_the_crowd, args=([other_feed for _, other_feed, _ in others],))
@@ -113,6 +116,11 @@ try:
     wait.until(lambda d: status_of(d, bob) == "After the failover")
     if status_of(driver, alice) != "Newer status":
         failures.append(f"after the failover alice went back to {status_of(driver, alice)!r}")
+    try:
+        wait.until(lambda d: status_of(d, carol) == "unknown")
+    except Exception:  # noqa: BLE001
+        failures.append(f"after the failover carol, whom the next replica never heard of, shows"
+                        f" {status_of(driver, carol)!r}, not 'unknown'")
     changer.join()
     try:
         WebDriverWait(driver, 30, poll_frequency=0.05).until(
