@@ -43,7 +43,14 @@ final class NginxBalancer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        if ListeningPort.waitUntilHeld([port], by: process, timeout: .seconds(20)) { return }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while process.isRunning && ContinuousClock.now < deadline {
+            if let descriptor = try? LoopbackTCP.connect(port: port) {
+                close(descriptor)
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         throw CocoaError(.fileReadUnknown, userInfo: ["nginx": errorLog])
     }
 

@@ -26,7 +26,8 @@ package enum ListeningPort {
         let inodes = listeningSocketInodes(port: port)
         guard !inodes.isEmpty else { return .nobody }
         let directory = "/proc/\(processIdentifier)/fd"
-        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return .another }
+        // Unreadable for now (this process out of descriptors for a moment, say): asked again.
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return .nobody }
         let held = descriptors.contains { descriptor in
             guard
                 let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(descriptor)"),
