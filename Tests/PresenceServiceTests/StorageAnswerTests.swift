@@ -75,6 +75,22 @@ struct StorageAnswerTests {
         }
     }
 
+    @Test func aConnectionWhoseFirstRequestIsARefusedStreamGoesOnAnsweringItsNextRequests() async throws {
+        try await withService { ports in
+            // Refused, the stream's connection stays open for more, and requests for the router are answered on
+            // it: only a stream that opened makes a connection carry nothing else.
+            let client = try await Feeder.connect(port: ports.http)
+            defer { client.close() }
+            try await client.send("GET /v1/presence/events?jid=not%20a%20jid@ HTTP/1.1\r\nHost: x\r\n\r\n")
+            try await Task.sleep(for: .milliseconds(500))
+            try await client.send("GET /v1/stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let (text, closed) = try await client.readUntilClosed()
+            #expect(closed)
+            #expect(text.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && text.contains("jid-malformed"), "\(text)")
+            #expect(text.contains("\"storage\":\"dictionary\""), "the statistics after the refusal: \(text)")
+        }
+    }
+
     @Test func aStorageHitIsTheSameDocumentTheRouterWrites() async throws {
         try await withService { ports in
             try await feedAliceAndBob(ports)

@@ -17,8 +17,29 @@ import PresenceStore
 /// handler added before the conversion to Swift HTTP Types: it answers storage hits in NIOHTTP1's own types,
 /// without that conversion, and sees each request's HTTP version and keep-alive as the wire had them.
 /// `HTTP1Channel.Configuration.additionalChannelHandlers` can only add handlers after the conversion.
+///
+/// Hummingbird runs a task per connection, which reads requests for the router. A connection whose first request
+/// opens a change stream carries nothing else, written on its event loop (``ChannelEventStream``): its task only
+/// waits for the connection to close, so that the server's graceful shutdown still waits for the stream's end,
+/// and keeps none of the request-reading machinery (about 4 KiB a stream, Documentation/Benchmarks.md).
 struct PresenceHTTP1Channel: HTTPChannelHandler {
-    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+    /// What the connection's task is given: the async channel the router reads, and what the connection turned
+    /// out to carry (told by ``StorageAnswerHandler`` once its first request is read).
+    struct Connection: ServerChildChannelValue {
+        let asyncChannel: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+        let use: EventLoopFuture<Use>
+        var channel: any Channel { asyncChannel.channel }
+    }
+
+    /// What a connection carries.
+    enum Use: Sendable {
+        /// Requests, some or all of them for the router.
+        case requests
+        /// One change stream, from its first request on.
+        case changeStream
+    }
+
+    typealias Value = Connection
 
     let responder: HTTPChannelHandler.Responder
     let endpoint: QueryEndpoint
@@ -52,17 +73,32 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(UnreadableRequestHandler(serverName: serverName))
             try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
             try channel.pipeline.syncOperations.addHandler(RequestTimingHandler(metrics: metrics))
-            try channel.pipeline.syncOperations.addHandler(
-                StorageAnswerHandler(endpoint: endpoint, events: events, admission: admission, serverName: serverName))
+            // Completed by the handler once added (at the latest when it is removed), failed if it cannot be.
+            let use = channel.eventLoop.makePromise(of: Use.self)
+            do {
+                try channel.pipeline.syncOperations.addHandler(
+                    StorageAnswerHandler(
+                        endpoint: endpoint, events: events, admission: admission, serverName: serverName, use: use))
+            } catch {
+                use.fail(error)
+                throw error
+            }
             try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
-            return try NIOAsyncChannel(
+            let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                 wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            return Connection(asyncChannel: asyncChannel, use: use.futureResult)
         }
     }
 
-    func handle(value asyncChannel: Value, logger: Logger) async {
-        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    func handle(value connection: Value, logger: Logger) async {
+        if (try? await connection.use.get()) == .changeStream {
+            // The async channel stays unread and unfinished until the connection closes: finishing its writer
+            // would half-close the stream's connection.
+            try? await connection.asyncChannel.channel.closeFuture.get()
+            return
+        }
+        await handleHTTP(asyncChannel: connection.asyncChannel, logger: logger)
     }
 }
 

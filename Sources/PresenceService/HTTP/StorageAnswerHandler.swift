@@ -57,12 +57,29 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var json = JSONWriter(reservingCapacity: 0)
     /// The most memory ``json`` keeps between answers.
     private static let retainedJSONCapacity = 1 << 20
+    /// What the connection carries, told once: a change stream when its first request opened one, requests
+    /// otherwise (its task then reads them for the router).
+    private var use: EventLoopPromise<PresenceHTTP1Channel.Use>?
+    /// What was told.
+    private var told: PresenceHTTP1Channel.Use?
 
-    init(endpoint: QueryEndpoint, events: EventStreamEndpoint, admission: RequestAdmission, serverName: String) {
+    init(
+        endpoint: QueryEndpoint, events: EventStreamEndpoint, admission: RequestAdmission, serverName: String,
+        use: EventLoopPromise<PresenceHTTP1Channel.Use>
+    ) {
         self.endpoint = endpoint
         self.events = events
         self.admission = admission
         self.serverName = serverName
+        self.use = use
+    }
+
+    /// Tells what the connection carries, the first time only.
+    private func tell(_ carried: PresenceHTTP1Channel.Use) {
+        guard let use else { return }
+        use.succeed(carried)
+        self.use = nil
+        told = carried
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -78,6 +95,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             streamRequest = (request, false, false)
             routingCurrent = false
         case .head(let request):
+            tell(.requests)
             if routed == 0, let answer = answer(request, allocator: context.channel.allocator) {
                 pending = (request, answer)
                 routingCurrent = false
@@ -115,9 +133,24 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        tell(.requests)
         stream?.connectionClosed()
         stream = nil
         context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        tell(.requests)
+    }
+
+    /// A stream's reader that closes its side of the connection has left. The server allows half-closed
+    /// connections, so the connection stays open until someone closes it, and a stream's connection has no request
+    /// loop to do that: this handler closes it.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if told == .changeStream, let event = event as? ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     /// Opens the change stream whose request was read, or answers why not: the same admission as every request,
@@ -125,6 +158,8 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func openStream(context: ChannelHandlerContext) {
         guard let (head, _, dropped) = streamRequest else { return }
         streamRequest = nil
+        // Told after the stream opened, or as requests when it did not: the connection then takes more.
+        defer { tell(stream == nil ? .requests : .changeStream) }
         // The client may have gone while the routed responses before it were written.
         guard context.channel.isActive else { return }
         var request = head
