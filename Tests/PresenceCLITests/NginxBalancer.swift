@@ -43,14 +43,7 @@ final class NginxBalancer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while process.isRunning && ContinuousClock.now < deadline {
-            if let descriptor = try? LoopbackTCP.connect(port: port) {
-                close(descriptor)
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        if ListeningPort.waitUntilHeld([port], by: process, timeout: .seconds(20)) { return }
         throw CocoaError(.fileReadUnknown, userInfo: ["nginx": errorLog])
     }
 
