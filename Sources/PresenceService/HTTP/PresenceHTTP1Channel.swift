@@ -92,13 +92,24 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
     }
 
     func handle(value connection: Value, logger: Logger) async {
-        if (try? await connection.use.get()) == .changeStream {
-            // The async channel stays unread and unfinished until the connection closes: finishing its writer
-            // would half-close the stream's connection.
-            try? await connection.asyncChannel.channel.closeFuture.get()
-            return
+        let channel = connection.channel
+        // Cancelled (a shutdown that does not wait), the connection is closed as Hummingbird's request loop does:
+        // its input first, which the handler hands to the request loop; a stream's connection at once.
+        let use = await withTaskCancellationHandler {
+            try? await connection.use.get()
+        } onCancel: {
+            channel.close(mode: .input, promise: nil)
         }
-        await handleHTTP(asyncChannel: connection.asyncChannel, logger: logger)
+        guard use == .changeStream else {
+            return await handleHTTP(asyncChannel: connection.asyncChannel, logger: logger)
+        }
+        // The async channel stays unread and unfinished until the connection closes: finishing its writer would
+        // half-close the stream's connection.
+        await withTaskCancellationHandler {
+            try? await channel.closeFuture.get()
+        } onCancel: {
+            channel.close(promise: nil)
+        }
     }
 }
 

@@ -143,12 +143,13 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         tell(.requests)
     }
 
-    /// A stream's reader that closes its side of the connection has left. The server allows half-closed
-    /// connections, so the connection stays open until someone closes it, and a stream's connection has no request
-    /// loop to do that: this handler closes it.
+    /// A client that closes its side of the connection sends nothing more. The server allows half-closed
+    /// connections, so the connection stays open until someone closes it: a stream's reader has left, and its
+    /// connection has no request loop to close it, so this handler does; a connection that has asked nothing yet
+    /// is handed to the request loop, which answers what came and closes it.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if told == .changeStream, let event = event as? ChannelEvent, event == .inputClosed {
-            context.close(promise: nil)
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            if told == .changeStream { context.close(promise: nil) } else if streamRequest == nil { tell(.requests) }
         }
         context.fireUserInboundEventTriggered(event)
     }

@@ -47,8 +47,10 @@ class Person {
     this.live = live; this.attendance = attendance; this.cause = cause;
     this.group = groupOf(jid);
     this.position = -1;
-    // The number of the last snapshot that listed them (0: none yet).
+    // The number of the last snapshot that listed them (0: none yet), and the number of the last change shown
+    // for them (0: none yet).
     this.snapshot = 0;
+    this.change = 0;
   }
   static fromAnswer(answer) {
     return new Person(answer.jid, answer.state, answer.show, answer.status, answer.since, answer.live,
@@ -248,29 +250,40 @@ function apply(person, fromSnapshot) {
 // A stream opened again (after a drop, a refusal or a failover to another replica) starts with a new snapshot,
 // which leaves out whoever the service no longer holds: left as they were, they would keep a status the service
 // forgot. Each person remembers the last snapshot that listed them; after a snapshot's last event, the people it
-// left out are asked for again, and shown as the service answers now (unknown, lost, or a status that a lagging
-// replica holds). An answer older than the one shown is kept out, as a snapshot's is.
-let snapshotNumber = 0;
+// left out are asked for again, 100 at a time and one request after another, as the stream answers (from what the
+// service holds, `cache-only`), and shown as the service answers now (unknown, lost, or a status that a lagging
+// replica holds). An answer older than the one shown is kept out, as a snapshot's is, and so is an answer for
+// someone whose change arrived after the question was asked.
+let snapshotNumber = 0, changeNumber = 0;
 const ASK_AT_ONCE = 100;
-function askAgainForThoseLeftOut(number) {
-  if (number !== snapshotNumber) return;
+async function askAgainForThoseLeftOut(number) {
   const leftOut = [];
   for (const person of people.values()) if (person.snapshot !== number) leftOut.push(person.jid);
-  for (let index = 0; index < leftOut.length; index += ASK_AT_ONCE) askAgain(leftOut.slice(index, index + ASK_AT_ONCE));
+  for (let index = 0; index < leftOut.length && number === snapshotNumber; index += ASK_AT_ONCE) {
+    if (!await askAgain(leftOut.slice(index, index + ASK_AT_ONCE))) return;
+  }
 }
+// False when the service could not be asked: the next snapshot asks again.
 async function askAgain(jids) {
+  const asked = changeNumber;
   try {
     const query = jids.map(jid => "jid=" + encodeURIComponent(jid)).join("&");
-    const response = await fetch("/v1/presence?" + query, { cache: "no-store" });
-    if (!response.ok) return;
-    for (const answer of (await response.json()).results) apply(Person.fromAnswer(answer), true);
+    const response = await fetch("/v1/presence?policy=cache-only&" + query, { cache: "no-store" });
+    if (!response.ok) return false;
+    for (const answer of (await response.json()).results) {
+      const shown = people.get(answer.jid);
+      if (shown === undefined || shown.change <= asked) apply(Person.fromAnswer(answer), true);
+    }
+    return true;
   } catch (error) {
-    // Unreachable now: the next snapshot asks again.
+    return false;
   }
 }
 function connect() {
   const stream = new EventSource("/v1/presence/events?snapshot=table");
   stream.addEventListener("open", () => {
+    // A snapshot cut off by a drop is over: the stream opened again starts a new one.
+    loadingSnapshot = false;
     connection.classList.add("live"); connection.title = "live";
     reopenWait = REOPEN_FIRST_WAIT;
   });
@@ -295,7 +308,9 @@ function connect() {
       setTimeout(askAgainForThoseLeftOut, 0, snapshotNumber);
     }
   });
-  stream.addEventListener("presence", event => apply(Person.fromAnswer(JSON.parse(event.data)), false));
+  stream.addEventListener("presence", event => {
+    apply(Person.fromAnswer(JSON.parse(event.data)), false).change = ++changeNumber;
+  });
   return stream;
 }
 // The browser reconnects a stream that ended by itself, but gives up on one that was refused: a replica at its
