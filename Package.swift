@@ -143,7 +143,7 @@ let package = Package(
         .target(
             name: "PresenceTestSupport",
             dependencies: [
-                "PresenceModel", "PresenceStore", "ServerSentEvents", "XMPPClient", "XMPPStream",
+                "PresenceModel", "PresencePressure", "PresenceStore", "ServerSentEvents", "XMPPClient", "XMPPStream",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

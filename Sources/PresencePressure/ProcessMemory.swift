@@ -32,20 +32,3 @@ public enum ProcessMemory {
         fclose(file)
     }
 }
-
-/// Small text files of `/proc` and `/sys`, read whole.
-enum ProcFile {
-    /// The file's lines without their newlines, or nil where it cannot be opened.
-    static func lines(_ path: String) -> [String]? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var lines: [String] = []
-        var buffer = [CChar](repeating: 0, count: 1024)
-        while fgets(&buffer, Int32(buffer.count), file) != nil {
-            var line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            while line.last == "\n" { line.removeLast() }
-            lines.append(line)
-        }
-        return lines
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import PresencePressure
 
 /// Whether a server the test started is the one listening on its port.
 ///
@@ -57,8 +58,7 @@ package enum ListeningPort {
         let listen = "0A"
         var inodes: Set<String> = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = wholeFile(table) else { continue }
-            for line in text.split(separator: "\n").dropFirst() {
+            for line in (ProcFile.lines(table) ?? []).dropFirst() {
                 let fields = line.split(separator: " ")
                 guard fields.count > 9, fields[3] == listen,
                     let portText = fields[1].split(separator: ":").last, Int(portText, radix: 16) == port
@@ -67,22 +67,5 @@ package enum ListeningPort {
             }
         }
         return inodes
-    }
-
-    /// A `/proc` file's whole text. The kernel makes such a file a page per `read`, and reports its size as 0: read
-    /// until the end, as `String(contentsOfFile:)` does not (it stopped at the first page, where thousands of
-    /// sockets push the listening ones further down).
-    private static func wholeFile(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = read(descriptor, &chunk, chunk.count)
-            if count < 0 { return nil }
-            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(contentsOf: chunk[..<count])
-        }
     }
 }
