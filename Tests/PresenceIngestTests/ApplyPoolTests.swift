@@ -40,7 +40,8 @@ struct ApplyPoolTests {
         let inline = DictionaryMemoryStorage()
         let inlineSessions = streams.indices.map { _ in IngestSession(storage: inline, clock: { time(1) }) }
         // Feeders take turns, each with a burst of reads of different sizes, as connections would: a burst queues
-        // several batches in one lane while both threads look for work.
+        // several batches in one lane while both threads look for work, and a read of a few stanzas whose lane is
+        // idle is applied on the feeding thread, between batches the pool applies.
         var offsets = Array(repeating: 0, count: streams.count)
         var turn = 0
         while offsets.indices.contains(where: { offsets[$0] < streams[$0].count }) {

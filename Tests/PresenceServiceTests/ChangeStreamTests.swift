@@ -429,6 +429,71 @@ struct ChangeStreamTests {
         }
     }
 
+    @Test func aStreamIsFramedForItsHTTPVersionAndEndsCleanlyWhenTheServiceStops() async throws {
+        // Each response read whole over a plain socket: what a reader gets before the stop, then until the close.
+        let responses = Locked<[String: Task<(text: String, closedByService: Bool), any Error>]>([:])
+        let before = Locked<[String: String]>([:])
+        try await withService { ports in
+            try await feedAliceAndBob(ports)
+            for version in ["1.1", "1.0"] {
+                let client = try await Feeder.connect(port: ports.http)
+                try await client.send(
+                    "GET /v1/presence/events?jid=alice@example.com&jid=bob@example.com HTTP/\(version)\r\n"
+                        + "Host: 127.0.0.1\r\n\r\n")
+                let start = try await client.read(until: "bob@example.com")
+                before.withLock { $0[version] = start }
+                responses.withLock { $0[version] = Task { try await client.readUntilClosed() } }
+            }
+        }
+        for version in ["1.1", "1.0"] {
+            let rest = try await #require(responses.withLock { $0[version] }).value
+            #expect(rest.closedByService, "HTTP/\(version): the service closes the stream's connection when it stops")
+            let response = (before.withLock { $0[version] } ?? "") + rest.text
+            let parts = response.components(separatedBy: "\r\n\r\n")
+            let (head, body) = (parts[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
+            #expect(head.hasPrefix("HTTP/\(version) 200 OK\r\n"), "\(head)")
+            let events: String
+            if version == "1.1" {
+                #expect(head.lowercased().contains("transfer-encoding: chunked"), "\(head)")
+                let (decoded, ended) = try Self.dechunk(body)
+                #expect(ended, "HTTP/1.1: the body ends with its last chunk before the close")
+                events = decoded
+            } else {
+                #expect(
+                    head.contains("Connection: close") && !head.lowercased().contains("transfer-encoding"), "\(head)")
+                #expect(body.hasPrefix("retry: "), "HTTP/1.0: the body as it is, unframed: \(body.prefix(40))")
+                events = body
+            }
+            var parser = ServerSentEventParser()
+            let answers = try parser.parse(Array(events.utf8)).filter { $0.name == "presence" }.map {
+                try JSONDecoder().decode(PresenceQueryResult.self, from: Data($0.data.utf8))
+            }
+            #expect(answers.map(\.jid) == ["alice@example.com", "bob@example.com"], "HTTP/\(version)")
+            #expect(answers.first?.status == "Quote \" and \\ back", "HTTP/\(version)")
+        }
+    }
+
+    /// A chunked body undone strictly (RFC 9112 §7.1): every chunk's size line, data and CRLF; and whether the
+    /// last chunk ends it.
+    private static func dechunk(_ body: String) throws -> (data: String, ended: Bool) {
+        var rest = Substring(body)
+        var data = ""
+        while let lineEnd = rest.range(of: "\r\n") {
+            guard let size = Int(rest[..<lineEnd.lowerBound], radix: 16) else {
+                throw TestFailure("not a chunk size line: \(rest.prefix(20))")
+            }
+            rest = rest[lineEnd.upperBound...]
+            if size == 0 { return (data, rest == "\r\n") }
+            let bytes = Array(rest.utf8)
+            guard bytes.count >= size + 2, bytes[size] == 13, bytes[size + 1] == 10 else {
+                throw TestFailure("a chunk of \(size) bytes not followed by CRLF")
+            }
+            data += String(decoding: bytes[..<size], as: UTF8.self)
+            rest = Substring(String(decoding: bytes[(size + 2)...], as: UTF8.self))
+        }
+        return (data, false)
+    }
+
     @Test func lossesAreChangesAndTheUnfilteredStreamSeesEveryone() async throws {
         try await withService(storage: LRUMemoryStorage(countLimit: 1)) { ports in
             let feeder = try await Feeder.connect(port: ports.feed)

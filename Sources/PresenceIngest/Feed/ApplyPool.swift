@@ -188,28 +188,58 @@ final class ApplyScheduler: @unchecked Sendable {
             let counts = lane.apply(batch)
 
             condition.lock()
-            lane.outcomes.addOutcomes(of: counts)
             if lane.applied.count < ApplyScheduler.maximumQueuedBatches { lane.applied.append(batch) }
-            lane.applying = false
-            if lane.queued.isEmpty {
-                lane.scheduled = false
-            } else {
-                ready.append(lane)  // its next batch after the other lanes' turns
-            }
-            var resumed: [CheckedContinuation<Void, Never>] = []
-            lane.waiters.removeAll { waiter in
-                guard waiter.until.isReached(in: lane) else { return false }
-                resumed.append(waiter.continuation)
-                return true
-            }
-            condition.broadcast()
-            if !resumed.isEmpty {
-                condition.unlock()
-                for continuation in resumed { continuation.resume() }
-                condition.lock()
-            }
+            finishApplying(counts, in: lane)
+            condition.broadcast()  // a blocked `waitUntilEmpty`, or another thread for the lane's next batch
         }
         condition.unlock()
+    }
+
+    /// Applies `batch` on the calling thread, if nothing of `lane`'s is queued or being applied (so the stream's
+    /// order holds); false otherwise, and the caller queues it. The batch stays the caller's (it is not among the
+    /// lane's applied batches). A few stanzas cost less to apply here than to hand to a pool thread: waking that
+    /// thread, and the caller again, costs more than the applying itself when a live feed sends a handful of
+    /// stanzas at a time (Documentation/Benchmarks.md, CPU per delivered event).
+    func applyHereIfIdle(_ batch: [ParsedStanza], in lane: ApplyLane) -> Bool {
+        condition.lock()
+        guard !lane.scheduled && !lane.applying else {
+            condition.unlock()
+            return false
+        }
+        lane.applying = true
+        condition.unlock()
+
+        let counts = lane.apply(batch)
+
+        // No broadcast: nothing waits on this lane while its only caller applies, and the pool's threads have
+        // nothing new to take.
+        condition.lock()
+        finishApplying(counts, in: lane)
+        condition.unlock()
+        return true
+    }
+
+    /// Records what a batch of `lane`'s counted once applied, gives the lane's turn back, and resumes the tasks
+    /// waiting for what that reached. Called with the lock held; returns with it held.
+    private func finishApplying(_ counts: IngestStatistics, in lane: ApplyLane) {
+        lane.outcomes.addOutcomes(of: counts)
+        lane.applying = false
+        if lane.queued.isEmpty {
+            lane.scheduled = false
+        } else {
+            ready.append(lane)  // its next batch after the other lanes' turns
+        }
+        var resumed: [CheckedContinuation<Void, Never>] = []
+        lane.waiters.removeAll { waiter in
+            guard waiter.until.isReached(in: lane) else { return false }
+            resumed.append(waiter.continuation)
+            return true
+        }
+        if !resumed.isEmpty {
+            condition.unlock()
+            for continuation in resumed { continuation.resume() }
+            condition.lock()
+        }
     }
 
     /// Lets the threads end once every queued batch is applied.

@@ -7,12 +7,18 @@ import XMPPStream
 /// Stanzas cross in batches of at most ``batchSize`` stanzas and ``maximumBatchBytes`` of input, and whatever a
 /// `feed` parsed is handed over when it returns, so a stream that trickles is applied as it comes. At most
 /// ``ApplyScheduler/maximumQueuedBatches`` wait; then the caller waits too, so memory stays bounded (a few MiB)
-/// however far the parser runs ahead and however large the stanzas.
+/// however far the parser runs ahead and however large the stanzas. A batch of a few stanzas handed over while
+/// nothing of the session's waits or is being applied is applied on the caller's thread instead
+/// (``appliedHereUpTo``).
 ///
 /// One caller: its methods are not called from two threads at once.
 final class BackgroundApplier {
     static let batchSize = 512
     static let maximumBatchBytes = 1 << 20
+    /// A batch of at most this many stanzas, handed over while the lane is idle, is applied on the caller's thread
+    /// (``ApplyScheduler/applyHereIfIdle(_:in:)``): what a live feed sends at a time. A feed sending flat out
+    /// fills whole batches, which go to the pool.
+    static let appliedHereUpTo = 32
 
     /// Kept alive while the session has batches in it.
     private let pool: ApplyPool
@@ -52,7 +58,11 @@ final class BackgroundApplier {
         // Applied batches come back here: their stanzas return to the parser, and whatever is freed is freed on
         // this thread, where it was allocated (freeing on the other thread made allocations here miss the
         // allocator's thread cache).
-        if let applied = pool.scheduler.push(batch, to: lane) { returned.append(contentsOf: applied) }
+        if batch.count <= BackgroundApplier.appliedHereUpTo && pool.scheduler.applyHereIfIdle(batch, in: lane) {
+            returned.append(contentsOf: batch)
+        } else if let applied = pool.scheduler.push(batch, to: lane) {
+            returned.append(contentsOf: applied)
+        }
         batch.removeAll(keepingCapacity: true)
         batchBytes = 0
     }

@@ -15,6 +15,9 @@ final class ChannelEventStream {
     private let endpoint: EventStreamEndpoint
     private var subscription: EventSubscription?
     private var events: EventWriter
+    /// The HTTP encoder's context, whose writes go to the transport below it: the body's bytes are written there,
+    /// framed by the stream (``EventStreamFraming``). Nil when the connection closed before the stream opened.
+    private var body: ChannelHandlerContext?
     /// The snapshot being written: its writer and the people it has yet to answer for.
     private var snapshot: (writer: SnapshotWriter, keys: SnapshotKeys)?
     /// Changes taken from the subscription and not written yet, and the next one's index: a burst (everyone's
@@ -32,10 +35,14 @@ final class ChannelEventStream {
     /// At most this much of a snapshot is written in one turn of the event loop.
     static let bytesPerTurn = 4 * EventWriter.flushBytes
 
-    init(context: ChannelHandlerContext, endpoint: EventStreamEndpoint) {
+    /// - Parameters:
+    ///   - context: the context of the handler that read the request, which writes the response head.
+    ///   - version: the request's HTTP version, which decides how the body is framed.
+    init(context: ChannelHandlerContext, endpoint: EventStreamEndpoint, version: HTTPVersion) {
         self.context = context
         self.endpoint = endpoint
-        events = EventWriter(lookup: endpoint.lookup, live: endpoint.live)
+        events = EventWriter(
+            lookup: endpoint.lookup, live: endpoint.live, framing: EventStreamFraming(version: version))
     }
 
     /// Opens the stream `request` asks for and writes its head; false when the hub holds its most streams already
@@ -58,10 +65,11 @@ final class ChannelEventStream {
         for field in EventRoutes.streamHeaders { headers.add(name: field.name.rawName, value: field.value) }
         headers.add(name: "Date", value: date)
         headers.add(name: "Server", value: serverName)
-        // The stream ends with the connection; an HTTP/1.0 reader is told so, an HTTP/1.1 one reads chunks.
-        if request.version.major == 1 && request.version.minor == 0 { headers.add(name: "Connection", value: "close") }
+        for field in events.framing.headerFields { headers.add(name: field.name, value: field.value) }
         let head = HTTPResponseHead(version: request.version, status: .ok, headers: headers)
         context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+        // The body goes below the HTTP encoder, framed already: see ``EventStreamFraming``.
+        body = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
         let base = max(1, Int(hub.configuration.retry / .milliseconds(1)))
         events.retry(milliseconds: base + Int.random(in: 0 ... base))
         if case .snapshot(let sequence) = start {
@@ -104,7 +112,7 @@ final class ChannelEventStream {
                 if snapshot == nil && backlog == nil { break } else { continue }
             }
             written += events.byteCount
-            context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(events.take()))), promise: nil)
+            write(events.take())
             if (snapshot != nil || backlog != nil) && written >= Self.bytesPerTurn {
                 let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
                 context.eventLoop.execute { bound.value.pump() }
@@ -175,8 +183,20 @@ final class ChannelEventStream {
     private func end() {
         ended = true
         let channel = context.channel
-        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        // Closed once everything before the end is written: writes complete in order.
+        let written = context.eventLoop.makePromise(of: Void.self)
+        write(events.framing.end, promise: written)
+        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
         release()
+    }
+
+    /// Writes bytes of the body, framed already, to the transport below the HTTP encoder.
+    private func write(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>? = nil) {
+        guard let body else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        body.writeAndFlush(NIOAny(bytes), promise: promise)
     }
 
     private func release() {

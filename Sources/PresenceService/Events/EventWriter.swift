@@ -2,26 +2,41 @@ import NIOCore
 import PresenceStore
 import PresenceWire
 
-/// Formats Server-Sent Events into one buffer per write.
+/// Formats Server-Sent Events into one buffer per write, framed as the stream's ``EventStreamFraming`` says.
 struct EventWriter {
     let lookup: PresenceLookup
     /// Whether the XMPP source is live now; nil without a source.
     let live: @Sendable () -> Bool?
+    let framing: EventStreamFraming
+    /// Empty and without storage between writes, so that an idle stream holds no buffer.
     private var buffer = ByteBuffer()
 
-    init(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?) {
+    init(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, framing: EventStreamFraming) {
         self.lookup = lookup
         self.live = live
+        self.framing = framing
+    }
+
+    /// Starts the next write's buffer, unless it is started, with room before its events for the framing to
+    /// write in place.
+    private mutating func start() {
+        guard buffer.writerIndex == 0 else { return }
+        buffer.writeRepeatingByte(0, count: EventStreamFraming.headroom)
+        buffer.moveReaderIndex(forwardBy: EventStreamFraming.headroom)
     }
 
     /// How much a write may carry at most (bar one event): a snapshot of 100,000 people goes out in pieces.
     static let flushBytes = 64 * 1024
 
+    /// The bytes of the events written since the last ``take()``.
     var byteCount: Int { buffer.readableBytes }
 
+    /// The events written since the last call, framed: one write of the stream.
     mutating func take() -> ByteBuffer {
-        defer { buffer = ByteBuffer() }
-        return buffer
+        var framed = buffer
+        buffer = ByteBuffer()  // first, so that framing writes into the only reference rather than a copy
+        framing.frame(&framed)
+        return framed
     }
 
     /// The user's answer as it is now, as a `cache-only` query gives it (the tier, partial, restored).
@@ -31,6 +46,7 @@ struct EventWriter {
 
     /// One `presence` event: one person's answer.
     mutating func event(_ result: PresenceQueryResult, id: String) {
+        start()
         buffer.writeString("id: \(id)\nevent: presence\ndata: ")
         buffer.writeBytes(result.jsonBytes())
         buffer.writeString("\n\n")
@@ -38,16 +54,19 @@ struct EventWriter {
 
     /// One `snapshot` event: several people's answers as one document, a query document or a table.
     mutating func snapshot(_ document: some JSONDocument, id: String) {
+        start()
         buffer.writeString("id: \(id)\nevent: snapshot\ndata: ")
         buffer.writeBytes(document.jsonBytes())
         buffer.writeString("\n\n")
     }
 
     mutating func comment(_ text: String) {
+        start()
         buffer.writeString(": \(text)\n\n")
     }
 
     mutating func retry(milliseconds: Int) {
+        start()
         buffer.writeString("retry: \(milliseconds)\n\n")
     }
 }

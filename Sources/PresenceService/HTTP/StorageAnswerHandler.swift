@@ -177,7 +177,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .stream(let asked):
             // Held before it opens: opening writes, a write can find the connection closed, and the close
             // (`channelInactive`) must reach the stream to let its subscription go.
-            let opened = ChannelEventStream(context: context, endpoint: events)
+            let opened = ChannelEventStream(context: context, endpoint: events, version: request.version)
             stream = opened
             if !opened.open(asked, request: request, date: date.now(), serverName: serverName) {
                 stream = nil

@@ -1,0 +1,51 @@
+import NIOCore
+import NIOHTTP1
+
+/// How a change stream's body goes on the wire after its response head, decided once from the request's HTTP
+/// version: the head says it (``headerFields``) and every write of the body follows it (``frame(_:)``, ``end``).
+///
+/// A stream's connection carries nothing but that stream once it opens, so its body is written as bytes straight
+/// to the transport (TLS or the socket), below the HTTP encoder: each write is one buffer, already framed, where
+/// going through the response encoder and the request handlers above it cost three buffers and four handlers per
+/// write (Documentation/Benchmarks.md, CPU per delivered event).
+enum EventStreamFraming {
+    /// HTTP/1.1: `Transfer-Encoding: chunked` (RFC 9112 §7.1), each write one chunk, the end the last chunk.
+    case chunked
+    /// HTTP/1.0: the bytes as they are; the end of the body is the close of the connection (RFC 9112 §6.3).
+    case untilClose
+
+    init(version: HTTPVersion) {
+        self = version.major == 1 && version.minor == 0 ? .untilClose : .chunked
+    }
+
+    /// Bytes a buffer keeps free before its body for ``frame(_:)`` to write the chunk's size line in place: 16
+    /// hexadecimal digits and CRLF, room for any size a buffer can have.
+    static let headroom = 18
+
+    /// The fields the response head carries for this framing.
+    var headerFields: [(name: String, value: String)] {
+        switch self {
+        case .chunked: [("Transfer-Encoding", "chunked")]
+        case .untilClose: [("Connection", "close")]
+        }
+    }
+
+    /// Frames `body` (whose reader index is at least ``headroom`` bytes into it) as one write of the stream.
+    func frame(_ body: inout ByteBuffer) {
+        guard case .chunked = self else { return }
+        let sizeLine = String(body.readableBytes, radix: 16) + "\r\n"
+        let start = body.readerIndex - sizeLine.utf8.count
+        precondition(start >= 0, "a stream's buffer keeps EventStreamFraming.headroom bytes before its body")
+        body.setString(sizeLine, at: start)
+        body.moveReaderIndex(to: start)
+        body.writeStaticString("\r\n")
+    }
+
+    /// What ends the body before the connection closes: the last chunk, or nothing.
+    var end: ByteBuffer {
+        switch self {
+        case .chunked: ByteBuffer(string: "0\r\n\r\n")
+        case .untilClose: ByteBuffer()
+        }
+    }
+}
