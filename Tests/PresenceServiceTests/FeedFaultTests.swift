@@ -1,4 +1,5 @@
 import Foundation
+import PresenceIngest
 import PresenceModel
 import PresenceService
 import PresenceStore
@@ -39,6 +40,47 @@ struct FeedFaultTests {
                     try await state(of: "next@example.com", port: ports.http)?.status == "after the stall"
                 })
             #expect(try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == 2)
+        }
+    }
+
+    @Test func aFeederFasterThanThePoolHasEverythingAppliedInOrderBeforeItsConnectionCloses() async throws {
+        // A generated stream sent in one go: its reads outrun the applying threads, so the connection stops reading
+        // while the feeder's batches wait, and goes on when they are applied.
+        var generator = PresenceStreamGenerator(.init(users: 2_000, updates: 40_000, seed: 11))
+        let bytes = generator.generate()
+        let expected = DictionaryMemoryStorage()
+        let replay = IngestSession(storage: expected)
+        try replay.feed(bytes)
+        try replay.finish()
+        let replayed = replay.statistics
+        try await withService { ports in
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send(bytes)
+            shutdown(feeder.descriptor, Int32(SHUT_WR))
+            #expect(try await feeder.readUntilClosed().closedByService, "the service closes the feeder's connection")
+            // Closed only once everything the feeder sent is applied: no waiting here.
+            let stats = try await get(ServiceStats.self, "/v1/stats", port: ports.http)
+            #expect(stats.stanzasRead == replayed.stanzas)
+            #expect(stats.updatesApplied == replayed.presenceUpdates)
+            // Every user ends on their last update, as in stream order.
+            let users = expected.keys.map(\.rawValue).sorted()
+            var differing: [String] = []
+            for start in stride(from: 0, to: users.count, by: 100) {
+                let batch = users[start ..< min(start + 100, users.count)]
+                let query = batch.map { "jid=\($0)" }.joined(separator: "&")
+                let answers = try await get(QueryDocument.self, "/v1/presence?\(query)", port: ports.http).results
+                for answer in answers {
+                    let key = try BareJID(answer.jid)
+                    let replayed = PresenceQueryResult(jid: key, stored: expected.lookup(key))
+                    if [answer.state.rawValue, answer.show?.rawValue, answer.status]
+                        != [replayed.state.rawValue, replayed.show?.rawValue, replayed.status]
+                    {
+                        differing.append(answer.jid)
+                    }
+                }
+            }
+            #expect(differing.isEmpty, "\(differing.count) users not on their last status, e.g. \(differing.prefix(3))")
         }
     }
 
