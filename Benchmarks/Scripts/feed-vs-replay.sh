@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The service's feed against the command line on the same stream (issue 12: the feed at least 0.8 of the command
+# The service's feed against the command line on the same stream (the target: the feed at least 0.8 of the command
 # line's rate):
 #   one feeder sends the whole stream to `presence serve` over loopback (64 KiB writes), timed until `/v1/stats`
 #   shows every stanza applied and the feeder gone; `presence replay --storage dictionary` reads the same file.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ingest end to end against the parsing limit, side by side in one run (issue 12):
+# Ingest end to end against the parsing limit, side by side in one run:
 #   libexpat alone with empty callbacks (expat-stanzas.c), `presence replay --storage dictionary` and
 #   `presence query --input` on the same generated stream, timed by hyperfine.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite under AddressSanitizer with its leak check (LeakSanitizer), in the test runners and in every
-# `presence` they start, then each leak report grouped by where it was allocated (issue 13).
+# `presence` they start, then each leak report grouped by where it was allocated.
 #
 #   bash Benchmarks/Scripts/leak-check.sh [swift test --filter REGEX]     # e.g. 'PresenceCLITests'
 #

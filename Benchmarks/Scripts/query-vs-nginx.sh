@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The query API against the machine's HTTP limit, side by side in one run (issue 12):
+# The query API against the machine's HTTP limit, side by side in one run:
 #   `presence serve` (release build, dictionary, fed a generated stream of USERS people) answering
 #   GET /v1/presence/{jid} for one JID, and nginx serving a static file holding the same response bytes;
 #   then a batch of BATCH JIDs per request (GET /v1/presence?jid=...). wrk with 2 threads and 50 connections,

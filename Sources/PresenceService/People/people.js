@@ -250,33 +250,41 @@ function apply(person, fromSnapshot) {
 // A stream opened again (after a drop, a refusal or a failover to another replica) starts with a new snapshot,
 // which leaves out whoever the service no longer holds: left as they were, they would keep a status the service
 // forgot. Each person remembers the last snapshot that listed them; after a snapshot's last event, the people it
-// left out are asked for again, 100 at a time and one request after another, as the stream answers (from what the
-// service holds, `cache-only`), and shown as the service answers now (unknown, lost, or a status that a lagging
-// replica holds). An answer older than the one shown is kept out, as a snapshot's is, and so is an answer for
-// someone whose change arrived after the question was asked.
+// left out are asked for again, up to 100 at a time and one request after another, as the stream answers (from
+// what the service holds, `cache-only`), and shown as the service answers now (unknown, lost, or a status that a
+// lagging replica holds). A service whose batch limit (`--http-max-batch`) is lower answers 400: the page asks
+// again with half as many, and keeps that size. An answer older than the one shown is kept out, as a snapshot's
+// is, and so is an answer for someone whose change arrived after the question was asked.
 let snapshotNumber = 0, changeNumber = 0;
-const ASK_AT_ONCE = 100;
+let askAtOnce = 100;
 async function askAgainForThoseLeftOut(number) {
   const leftOut = [];
   for (const person of people.values()) if (person.snapshot !== number) leftOut.push(person.jid);
-  for (let index = 0; index < leftOut.length && number === snapshotNumber; index += ASK_AT_ONCE) {
-    if (!await askAgain(leftOut.slice(index, index + ASK_AT_ONCE))) return;
+  let index = 0;
+  while (index < leftOut.length && number === snapshotNumber) {
+    const jids = leftOut.slice(index, index + askAtOnce);
+    const outcome = await askAgain(jids);
+    if (outcome === "too many" && askAtOnce > 1) { askAtOnce = Math.max(1, Math.floor(askAtOnce / 2)); continue; }
+    if (outcome !== "answered") return;
+    index += jids.length;
   }
 }
-// False when the service could not be asked: the next snapshot asks again.
+// "answered"; "too many" when the service refused the batch as a bad request; "failed" when it could not be
+// asked (the next snapshot asks again).
 async function askAgain(jids) {
   const asked = changeNumber;
   try {
     const query = jids.map(jid => "jid=" + encodeURIComponent(jid)).join("&");
     const response = await fetch("/v1/presence?policy=cache-only&" + query, { cache: "no-store" });
-    if (!response.ok) return false;
+    if (response.status === 400) return "too many";
+    if (!response.ok) return "failed";
     for (const answer of (await response.json()).results) {
       const shown = people.get(answer.jid);
       if (shown === undefined || shown.change <= asked) apply(Person.fromAnswer(answer), true);
     }
-    return true;
+    return "answered";
   } catch (error) {
-    return false;
+    return "failed";
   }
 }
 function connect() {
