@@ -429,6 +429,26 @@ struct ChangeStreamTests {
         }
     }
 
+    @Test func aSnapshotOfNobodyInChunksOrATableIsOneEmptyEventThatSaysWhereItEnds() async throws {
+        // A replica that holds nobody (restarted without its disk tier) must say its snapshot is over, so that a
+        // client holding statuses from before can ask again for them rather than keep them.
+        for form in ["table", "chunks"] {
+            try await withService { ports in
+                let stream = try await EventClient.open("?snapshot=\(form)", port: ports.http)
+                defer { stream.close() }
+                let (name, id, results) = try await stream.nextAnswers()
+                #expect(name == "snapshot" && results.isEmpty, "\(form): one empty snapshot event")
+                let snapshotID = try #require(id)
+                #expect(!snapshotID.contains(":"), "\(form): its id is the snapshot's last one: \(snapshotID)")
+                let feeder = try await Feeder.connect(port: ports.feed)
+                defer { feeder.close() }
+                try await feeder.send("<presence from='\(form)@example.com/desk'/>")
+                let change = try await stream.nextAnswers()
+                #expect(change.name == "presence" && change.results.map(\.jid) == ["\(form)@example.com"])
+            }
+        }
+    }
+
     @Test func aStreamIsFramedForItsHTTPVersionAndEndsCleanlyWhenTheServiceStops() async throws {
         // Each response read whole over a plain socket: what a reader gets before the stop, then until the close.
         let responses = Locked<[String: Task<(text: String, closedByService: Bool), any Error>]>([:])

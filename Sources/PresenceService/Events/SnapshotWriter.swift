@@ -14,10 +14,12 @@ import PresenceWire
 ///
 /// Ids: a snapshot taken at change `N` numbers its events `INSTANCE-N:1`, `INSTANCE-N:2`... and its last one
 /// `INSTANCE-N` (``EventID``). Which event is the last is known only when the snapshot ends, so each event's
-/// answers are held until the next answer or the end says what its id is. In chunks or a table, a last chunk whose
-/// people all changed meanwhile is written empty to carry `INSTANCE-N`; one event per person, the snapshot then
-/// ends with an `INSTANCE-N:k` id, and a client cut off before the next change gets a new snapshot. A snapshot with
-/// nobody in it is a comment, with no id.
+/// answers are held until the next answer or the end says what its id is. In chunks or a table, the last chunk is
+/// always written, empty when its people all changed meanwhile or when the snapshot has nobody in it, to carry
+/// `INSTANCE-N`: a client learns where every snapshot ends, an empty one included (a replica that holds nobody
+/// says so, and the people page then asks again for everyone it shows). One event per person, a snapshot whose
+/// last people changed meanwhile ends with an `INSTANCE-N:k` id, and a client cut off before the next change
+/// gets a new snapshot; one with nobody in it is a comment, with no id.
 struct SnapshotWriter {
     let form: SnapshotForm
     /// The change the snapshot was taken at.
@@ -47,9 +49,9 @@ struct SnapshotWriter {
     private mutating func write(last: Bool, to stream: inout EventWriter) {
         let answers = held.filter { !subscription.isPending($0.key) }.map(\.answer)
         held.removeAll(keepingCapacity: true)
-        // A chunk whose people all changed meanwhile is written empty when it is the last: it says where the
-        // snapshot ends. Otherwise it is left out.
-        guard !answers.isEmpty || (last && form != .events && written > 0) else {
+        // In chunks or a table, the last chunk is written even when empty: it says where the snapshot ends.
+        // Otherwise an empty chunk is left out.
+        guard !answers.isEmpty || (last && form != .events) else {
             if last && written == 0 { stream.comment("snapshot \(id.text): nothing to show yet") }
             return
         }
