@@ -157,13 +157,6 @@ final class ApplyScheduler: @unchecked Sendable {
         }
     }
 
-    /// Whether `lane` has reached `milestone` now.
-    func isReached(_ milestone: Milestone, in lane: ApplyLane) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return milestone.isReached(in: lane)
-    }
-
     /// The outcomes of every stanza `lane` applied so far.
     func outcomes(of lane: ApplyLane) -> IngestStatistics {
         condition.lock()

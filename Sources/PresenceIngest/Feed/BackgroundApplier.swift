@@ -83,9 +83,6 @@ final class BackgroundApplier {
         await pool.scheduler.wait(for: .room, in: lane)
     }
 
-    /// The lane's progress, for a task other than the caller's to wait on.
-    var progress: ApplyProgress { ApplyProgress(pool: pool, lane: lane) }
-
     /// The outcomes of every stanza applied so far.
     var outcomes: IngestStatistics { pool.scheduler.outcomes(of: lane) }
 

@@ -117,15 +117,6 @@ public final class IngestSession {
         await background?.applied()
     }
 
-    /// The session's applying in its pool, for an owner that must not block its thread to wait for it; nil when
-    /// the session applies on the caller's thread.
-    public var applyProgress: ApplyProgress? { background?.progress }
-
-    /// How many bytes one `feed` may take without blocking its caller while the lane has room
-    /// (``ApplyProgress/hasRoom``): a batch is 512 stanzas and a stanza at least 11 bytes, so 16 KiB queues at most
-    /// four batches, and room means fewer than four wait of the eight a lane holds.
-    public static let bytesFedWithoutBlocking = 16 * 1024
-
     /// Suspends, without blocking a thread, until the session's lane in its pool has room for a read's batches: a
     /// task feeding a live stream calls it before each `feed` of a few KiB, so that `feed` does not block its
     /// thread waiting for the pool (returns at once unless the session applies on a pool).

@@ -16,14 +16,13 @@ import XMPPStream
 /// proves the secret with the XEP-0114 component handshake before anything it sends is applied
 /// (``ComponentHandshake``).
 ///
-/// Each connection is read on its event loop by a ``FeedConnectionHandler``, which parses; the feed's
-/// ``ApplyPool`` (one per server, ``ServiceConfiguration/applyThreads`` threads, shared by all feeders) decodes
-/// and applies, each feeder's stanzas in order, so one fast feeder keeps two cores busy. A read of a few stanzas,
-/// what a live feeder sends at a time, is applied on the event loop itself when nothing of its feeder's waits in
-/// the pool: handing it over would cost more than applying it. Reading pauses while a feeder's queue in the pool
-/// is full, so a fast feeder cannot make the service buffer without bound. The service's counters count a stanza
-/// once it is applied, so `/v1/stats` never shows an update that queries cannot see yet. On graceful shutdown it
-/// stops accepting and lets open streams finish what they sent.
+/// A connection's task parses; the feed's ``ApplyPool`` (one per server, ``ServiceConfiguration/applyThreads``
+/// threads, shared by all feeders) decodes and applies, each feeder's stanzas in order, so one fast feeder keeps
+/// two cores busy. A read of a few stanzas, what a live feeder sends at a time, is applied by the connection's
+/// task itself when nothing of its feeder's waits in the pool: handing it over would cost more than applying it. Reading pauses while a feeder's queue in the pool is full (NIO's async channel back-pressure),
+/// so a fast feeder cannot make the service buffer without bound. The service's counters count a stanza once
+/// it is applied, so `/v1/stats` never shows an update that queries cannot see yet. On graceful shutdown it stops
+/// accepting and lets open streams finish what they sent.
 public struct FeedServer: Service, CustomStringConvertible {
     let configuration: ServiceConfiguration
     let storage: any MemoryStorage
@@ -48,59 +47,54 @@ public struct FeedServer: Service, CustomStringConvertible {
     /// Its name in swift-service-lifecycle's logs, rather than its whole configuration.
     public var description: String { "FeedServer" }
 
+    /// How many bytes are parsed before the feeding task yields to others (queries above all).
+    static let sliceBytes = 16 * 1024
+
     public func run() async throws {
         let idle = TimeAmount.nanoseconds(
             Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
                 + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
-        let secrets =
-            try self.secrets
+        let secrets = try self.secrets
             ?? ServiceSecrets(access: .open, feedSecret: configuration.feedSecret, tls: configuration.tls)
-        let pool = ApplyPool(threads: configuration.applyThreads, name: "presence-feed-apply")
-        let active = Locked(0)
-        let maxConnections = configuration.maxConnections
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            // A feeder that closes its side (it sent everything) is read to the end and closed once all of it is
+            // applied: its connection's close says so. Without this, NIO would close at once, with reads still
+            // queued for the task.
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .bind(host: configuration.feedHost, port: configuration.feedPort) { channel in
-                channel.eventLoop.makeCompletedFuture { () -> Feeder in
+                channel.eventLoop.makeCompletedFuture {
                     if let tls = secrets.tlsContext {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     }
                     try channel.pipeline.syncOperations.addHandlers(
                         IdleStateHandler(readTimeout: idle), CloseOnIdleHandler())
-                    let admitted = active.withLock { count -> Bool in
-                        guard count < maxConnections else { return false }
-                        count += 1
-                        return true
-                    }
-                    guard admitted else { return Feeder(channel: channel, admitted: false) }
-                    channel.closeFuture.whenComplete { _ in active.withLock { $0 -= 1 } }
-                    // The feed secret as it is when the feeder connects.
-                    try channel.pipeline.syncOperations.addHandler(
-                        FeedConnectionHandler(
-                            session: IngestSession(
-                                storage: storage, configuration: configuration.stream,
-                                decoder: configuration.decoder, applyingOn: pool,
-                                onBatchApplied: { [statistics] in statistics.record($0) }),
-                            handshake: secrets.feedSecret.map { ComponentHandshake(secret: $0.bytes) },
-                            statistics: statistics, logger: logger))
-                    return Feeder(channel: channel, admitted: true)
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
         let port = server.channel.localAddress?.port ?? configuration.feedPort
         logger.info("feed listening", metadata: ["host": "\(configuration.feedHost)", "port": "\(port)"])
         await onBound(port)
+        let pool = ApplyPool(threads: configuration.applyThreads, name: "presence-feed-apply")
+        let active = Locked(0)
+        let maxConnections = configuration.maxConnections
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
-                    for try await feeder in inbound {
+                    for try await connection in inbound {
+                        let admitted = active.withLock { count -> Bool in
+                            guard count < maxConnections else { return false }
+                            count += 1
+                            return true
+                        }
+                        guard admitted else {
+                            group.addTask { await self.refuse(connection) }
+                            continue
+                        }
                         group.addTask {
-                            if feeder.admitted {
-                                await Self.untilClosed(feeder.channel)
-                            } else {
-                                await self.refuse(feeder.channel)
-                            }
+                            defer { active.withLock { $0 -= 1 } }
+                            await self.serve(connection, applyingOn: pool, feedSecret: secrets.feedSecret)
                         }
                     }
                 }
@@ -111,24 +105,7 @@ public struct FeedServer: Service, CustomStringConvertible {
         logger.info("feed stopped")
     }
 
-    /// An accepted connection, and whether it is under ``ServiceConfiguration/maxConnections`` (and so has its
-    /// ``FeedConnectionHandler``).
-    private struct Feeder: Sendable {
-        let channel: any Channel
-        let admitted: Bool
-    }
-
-    /// Returns when `channel` closes: the feeder's task lasts as long as its connection, which its handler reads
-    /// on the event loop. Cancelled (a shutdown that does not wait), it closes the connection.
-    private static func untilClosed(_ channel: any Channel) async {
-        await withTaskCancellationHandler {
-            try? await channel.closeFuture.get()
-        } onCancel: {
-            channel.close(promise: nil)
-        }
-    }
-
-    private func refuse(_ channel: any Channel) async {
+    private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         logger.warning("feeder refused: too many connections", metadata: ["max": "\(configuration.maxConnections)"])
         var writer = XMPPWriter()
         writer.openStream()
@@ -136,8 +113,114 @@ public struct FeedServer: Service, CustomStringConvertible {
             XMPPStreamError.Condition.policyViolation.rawValue,
             text: "too many connections (at most \(configuration.maxConnections))")
         writer.closeStream()
-        try? await channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
-        try? await channel.close()
+        try? await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
+        try? await connection.channel.close()
+    }
+
+    /// - Parameter feedSecret: the secret this feeder must prove, as it is when the feeder connects.
+    private func serve(
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, applyingOn pool: ApplyPool, feedSecret: FeedSecret?
+    ) async {
+        let peer = connection.channel.remoteAddress?.description ?? "unknown"
+        var logger = self.logger
+        logger[metadataKey: "feeder"] = "\(peer)"
+        statistics.feederConnected()
+        logger.info("feeder connected")
+        defer {
+            statistics.feederDisconnected()
+        }
+        let session = IngestSession(
+            storage: storage, configuration: configuration.stream, decoder: configuration.decoder,
+            applyingOn: pool, onBatchApplied: { [statistics] in statistics.record($0) })
+        let handshake = feedSecret.map { ComponentHandshake(secret: $0.bytes) }
+        if let handshake {
+            session.onEvent = { handshake.handle($0) }
+            session.admits = { handshake.admits($0) }
+        }
+        do {
+            try await connection.executeThenClose { inbound, _ in
+                for try await buffer in inbound {
+                    // Parse in slices and yield between them: feeders share the task pool with the query API,
+                    // and a busy feeder must not hold a thread for a whole 64 KiB read while queries wait.
+                    var remaining = buffer
+                    while let slice = remaining.readSlice(length: min(remaining.readableBytes, FeedServer.sliceBytes)) {
+                        await session.readyForInput()
+                        let failure = slice.withUnsafeReadableBytes { bytes -> XMPPStreamError? in
+                            do throws(XMPPStreamError) {
+                                try session.feed(bytes)
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                        if let handshake {
+                            let answer = handshake.takeOutput()
+                            if !answer.isEmpty {
+                                try await connection.channel.writeAndFlush(ByteBuffer(bytes: answer)).get()
+                            }
+                        }
+                        if let failure {
+                            try await self.end(
+                                connection, with: failure,
+                                streamOpen: handshake.map { $0.state != .awaitingHeader } ?? false,
+                                logger: logger)
+                            return
+                        }
+                        if case .refused(let reason) = handshake?.state {
+                            try await self.refuseUnauthorized(connection, reason: reason, logger: logger)
+                            return
+                        }
+                        await Task.yield()
+                        if remaining.readableBytes == 0 { break }
+                    }
+                }
+                await session.applied()  // then `finish` waits for at most its last batch
+                var failure: XMPPStreamError?
+                do throws(XMPPStreamError) { try session.finish() } catch { failure = error }
+                if let failure {
+                    // The feeder went away inside a stanza: nothing to answer, everything before it is applied.
+                    statistics.streamErrorOccurred()
+                    logger.warning(
+                        "feeder stream cut",
+                        metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
+                }
+            }
+        } catch {
+            logger.debug("feeder connection error", metadata: ["error": "\(error)"])
+        }
+        logger.info("feeder disconnected")
+    }
+
+    /// Ends a stream after a parse error; `streamOpen`: the service's stream header was already sent.
+    private func end(
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, with error: XMPPStreamError, streamOpen: Bool = false,
+        logger: Logger
+    ) async throws {
+        statistics.streamErrorOccurred()
+        logger.warning(
+            "feeder stream error",
+            metadata: [
+                "condition": "\(error.condition.rawValue)", "line": "\(error.position.line)",
+                "column": "\(error.position.column)",
+                "error": "\(error.message)",
+            ])
+        var writer = XMPPWriter()
+        if !streamOpen { writer.openStream() }
+        writer.streamError(for: error)
+        writer.closeStream()
+        try await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
+    }
+
+    /// Ends the stream of a feeder that did not prove the feed secret (XEP-0114): `not-authorized`, no detail.
+    private func refuseUnauthorized(
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, reason: String, logger: Logger
+    ) async throws {
+        statistics.streamErrorOccurred()
+        logger.warning("feeder not authorized", metadata: ["reason": "\(reason)"])
+        var writer = XMPPWriter()
+        writer.streamError("not-authorized")  // RFC 6120 §4.9.3.12
+        writer.closeStream()
+        try await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
     }
 }
 
