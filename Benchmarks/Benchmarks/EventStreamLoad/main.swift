@@ -31,7 +31,8 @@ let streamCount = arguments.first ?? 1000
 let jidsPerStream = arguments.dropFirst().first ?? 50
 let changeRate = arguments.dropFirst(2).first ?? 5000
 let windowSeconds = arguments.dropFirst(3).first ?? 10
-let mostStreams = versusNchan ? streamCount : arguments.dropFirst(4).first ?? 10_000
+// Never fewer than the measured streams: a stream count over the default needs no fifth argument.
+let mostStreams = versusNchan ? streamCount : max(streamCount, arguments.dropFirst(4).first ?? 10_000)
 let users = 10_000
 
 func monotonicNanoseconds() -> UInt64 {
