@@ -19,10 +19,12 @@ import XMPPStream
 /// A connection's task parses; the feed's ``ApplyPool`` (one per server, ``ServiceConfiguration/applyThreads``
 /// threads, shared by all feeders) decodes and applies, each feeder's stanzas in order, so one fast feeder keeps
 /// two cores busy. A read of a few stanzas, what a live feeder sends at a time, is applied by the connection's
-/// task itself when nothing of its feeder's waits in the pool: handing it over would cost more than applying it. Reading pauses while a feeder's queue in the pool is full (NIO's async channel back-pressure),
-/// so a fast feeder cannot make the service buffer without bound. The service's counters count a stanza once
-/// it is applied, so `/v1/stats` never shows an update that queries cannot see yet. On graceful shutdown it stops
-/// accepting and lets open streams finish what they sent.
+/// task itself when nothing of its feeder's waits in the pool: handing it over would cost more than applying it.
+/// Reading pauses while a feeder's queue in the pool is full (NIO's async channel back-pressure), so a fast feeder
+/// cannot make the service buffer without bound. The service's counters count a stanza once it is applied, so
+/// `/v1/stats` never shows an update that queries cannot see yet. A feeder that closes its side has its connection
+/// closed once everything it sent is applied. On graceful shutdown it stops accepting and lets open streams finish
+/// what they sent.
 public struct FeedServer: Service, CustomStringConvertible {
     let configuration: ServiceConfiguration
     let storage: any MemoryStorage
