@@ -28,7 +28,7 @@ struct APIContractFuzzTests {
         let configuration = directory.appendingPathComponent("schemathesis.toml")
         try "max-stream-events = 1\n".write(to: configuration, atomically: true, encoding: .utf8)
         let report = directory.appendingPathComponent("schemathesis.txt")
-        FileManager.default.createFile(atPath: report.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: report.path, contents: nil)
         let output = try FileHandle(forWritingTo: report)
         defer { try? output.close() }
         let process = Process()

@@ -102,7 +102,7 @@ struct ServeDiskTierTests {
             }
         }
         feeder.start()
-        #expect(try await Self.waitUntil { sent.value.withLock { $0 } > 20 })
+        #expect(await Self.waitUntil { sent.value.withLock { $0 } > 20 })
         server.crash()
         let lastSent = sent.value.withLock { $0 }
 
