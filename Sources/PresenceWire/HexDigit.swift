@@ -1,5 +1,11 @@
-/// Hexadecimal digits, for percent-escapes in request targets and the hex digest of a component handshake.
+/// Hexadecimal digits, for percent-escapes in request targets, the hex digest of a component handshake and the size
+/// lines of a chunked body.
 public enum HexDigit {
+    /// The lower-case digit (`0`–`9`, `a`–`f`) for `value`, which is below 16.
+    public static func lowercase(_ value: Int) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + UInt8(value) : UInt8(ascii: "a") + UInt8(value - 10)
+    }
+
     /// The value of `byte` as a hexadecimal digit in either case (`0`–`9`, `a`–`f`, `A`–`F`), nil for any other
     /// byte.
     public static func value(of byte: UInt8) -> UInt8? {

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import PresenceWire
 
 /// How a change stream's body goes on the wire after its response head, decided once from the request's HTTP
 /// version: the head says it (``headerFields``) and every write of the body follows it (``frame(_:)``, ``end``).
@@ -33,10 +34,16 @@ enum EventStreamFraming {
     /// Frames `body` (whose reader index is at least ``headroom`` bytes into it) as one write of the stream.
     func frame(_ body: inout ByteBuffer) {
         guard case .chunked = self else { return }
-        let sizeLine = String(body.readableBytes, radix: 16) + "\r\n"
-        let start = body.readerIndex - sizeLine.utf8.count
-        precondition(start >= 0, "a stream's buffer keeps EventStreamFraming.headroom bytes before its body")
-        body.setString(sizeLine, at: start)
+        // The size in hexadecimal, then CRLF, written backwards in place: no string made per write.
+        var size = body.readableBytes
+        var start = body.readerIndex - 2
+        precondition(start >= 16, "a stream's buffer keeps EventStreamFraming.headroom bytes before its body")
+        _ = body.setStaticString("\r\n", at: start)
+        repeat {
+            start -= 1
+            body.setInteger(HexDigit.lowercase(size & 0xF), at: start)
+            size >>= 4
+        } while size > 0
         body.moveReaderIndex(to: start)
         body.writeStaticString("\r\n")
     }

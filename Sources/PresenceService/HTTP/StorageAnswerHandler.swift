@@ -58,10 +58,13 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// The most memory ``json`` keeps between answers.
     private static let retainedJSONCapacity = 1 << 20
     /// What the connection carries, told once: a change stream when its first request opened one, requests
-    /// otherwise (its task then reads them for the router).
-    private var use: EventLoopPromise<PresenceHTTP1Channel.Use>?
-    /// What was told.
-    private var told: PresenceHTTP1Channel.Use?
+    /// otherwise (its task then reads them for the router). The promise to tell it until then, what was told after.
+    private var use: Telling
+
+    private enum Telling {
+        case pending(EventLoopPromise<PresenceHTTP1Channel.Use>)
+        case told(PresenceHTTP1Channel.Use)
+    }
 
     init(
         endpoint: QueryEndpoint, events: EventStreamEndpoint, admission: RequestAdmission, serverName: String,
@@ -71,15 +74,14 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         self.events = events
         self.admission = admission
         self.serverName = serverName
-        self.use = use
+        self.use = .pending(use)
     }
 
     /// Tells what the connection carries, the first time only.
     private func tell(_ carried: PresenceHTTP1Channel.Use) {
-        guard let use else { return }
-        use.succeed(carried)
-        self.use = nil
-        told = carried
+        guard case .pending(let promise) = use else { return }
+        use = .told(carried)
+        promise.succeed(carried)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -149,7 +151,11 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// is handed to the request loop, which answers what came and closes it.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
-            if told == .changeStream { context.close(promise: nil) } else if streamRequest == nil { tell(.requests) }
+            if case .told(.changeStream) = use {
+                context.close(promise: nil)
+            } else if streamRequest == nil {
+                tell(.requests)
+            }
         }
         context.fireUserInboundEventTriggered(event)
     }
