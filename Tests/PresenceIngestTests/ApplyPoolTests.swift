@@ -41,7 +41,8 @@ struct ApplyPoolTests {
         let inlineSessions = streams.indices.map { _ in IngestSession(storage: inline, clock: { time(1) }) }
         // Feeders take turns, each with a burst of reads of different sizes, as connections would: a burst queues
         // several batches in one lane while both threads look for work, and a read of a few stanzas whose lane is
-        // idle is applied on the feeding thread, between batches the pool applies.
+        // idle is applied on the feeding thread, between batches the pool applies. Reads under 1,000 bytes ask to
+        // be applied here, as the service's event loop asks for small reads, whether the lane is idle or not.
         var offsets = Array(repeating: 0, count: streams.count)
         var turn = 0
         while offsets.indices.contains(where: { offsets[$0] < streams[$0].count }) {
@@ -50,7 +51,7 @@ struct ApplyPoolTests {
                     let size = 200 + (feeder * 733 + turn * 97 + read * 31) % 3_000
                     let end = min(offsets[feeder] + size, streams[feeder].count)
                     let chunk = streams[feeder][offsets[feeder] ..< end]
-                    try sessions[feeder].feed(chunk)
+                    try sessions[feeder].feed(chunk, applyingHere: size < 1_000)
                     try inlineSessions[feeder].feed(chunk)
                     offsets[feeder] = end
                 }

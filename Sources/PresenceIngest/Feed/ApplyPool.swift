@@ -157,6 +157,13 @@ final class ApplyScheduler: @unchecked Sendable {
         }
     }
 
+    /// Whether `lane` has reached `milestone` now.
+    func hasReached(_ milestone: Milestone, in lane: ApplyLane) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return milestone.isReached(in: lane)
+    }
+
     /// The outcomes of every stanza `lane` applied so far.
     func outcomes(of lane: ApplyLane) -> IngestStatistics {
         condition.lock()

@@ -28,6 +28,10 @@ final class BackgroundApplier {
     private var batchBytes = 0
     /// Stanzas of applied batches, to go back to the parser.
     private var returned: [ParsedStanza] = []
+    /// Whether every batch handed over is applied on the caller's thread, whatever its size, while the lane is
+    /// idle: the caller parses a small read on a thread that must not wait for the pool (``IngestSession``'s
+    /// `feed(_:applyingHere:)`).
+    var applyingHere = false
 
     init(
         pool: ApplyPool, storage: any MemoryStorage, decoder: PresenceDecoder,
@@ -58,7 +62,9 @@ final class BackgroundApplier {
         // Applied batches come back here: their stanzas return to the parser, and whatever is freed is freed on
         // this thread, where it was allocated (freeing on the other thread made allocations here miss the
         // allocator's thread cache).
-        if batch.count <= BackgroundApplier.appliedHereUpTo && pool.scheduler.applyHereIfIdle(batch, in: lane) {
+        if applyingHere || batch.count <= BackgroundApplier.appliedHereUpTo,
+            pool.scheduler.applyHereIfIdle(batch, in: lane)
+        {
             returned.append(contentsOf: batch)
         } else if let applied = pool.scheduler.push(batch, to: lane) {
             returned.append(contentsOf: applied)
@@ -72,6 +78,9 @@ final class BackgroundApplier {
         handOver()
         pool.scheduler.waitUntilEmpty(lane)
     }
+
+    /// Whether every stanza handed over so far is decoded and applied.
+    var isIdle: Bool { pool.scheduler.hasReached(.empty, in: lane) }
 
     /// Suspends until every stanza handed over so far is decoded and applied.
     func applied() async {

@@ -66,12 +66,24 @@ public final class IngestSession {
     /// The stream header, once read.
     public var header: StreamHeader? { feed.header }
 
+    /// Whether everything fed so far is applied: always, unless the session applies on a pool and some of it is
+    /// still queued there or being applied.
+    public var isApplied: Bool { background?.isIdle ?? true }
+
     /// Applies the next chunk of the stream.
-    public func feed(_ bytes: UnsafeRawBufferPointer) throws(XMPPStreamError) {
+    ///
+    /// - Parameter applyingHere: with a pool, apply what these bytes complete on the calling thread rather than on
+    ///   the pool, however many stanzas that is: for a small read on a thread that must not wait for the pool (an
+    ///   event loop). Called while ``isApplied``, nothing of the session's is in the pool, so nothing here waits
+    ///   for it. Otherwise the stanzas queue behind what is there, as without the flag: the stream's order comes
+    ///   first.
+    public func feed(_ bytes: UnsafeRawBufferPointer, applyingHere: Bool = false) throws(XMPPStreamError) {
         do {
             if let background {
+                background.applyingHere = applyingHere
                 defer {
                     background.handOver()
+                    background.applyingHere = false
                     background.recycleApplied { feed.recycle($0) }
                 }
                 try feed.parse(bytes, onEvent: { onEvent?($0) }) { stanza in
@@ -86,11 +98,11 @@ public final class IngestSession {
         }
     }
 
-    /// Applies the next chunk of the stream.
-    public func feed(_ bytes: some Collection<UInt8>) throws(XMPPStreamError) {
+    /// Applies the next chunk of the stream (`applyingHere`: see ``feed(_:applyingHere:)-(UnsafeRawBufferPointer,_)``).
+    public func feed(_ bytes: some Collection<UInt8>, applyingHere: Bool = false) throws(XMPPStreamError) {
         let array = Array(bytes)
         try array.withUnsafeBytes { buffer in
-            Result { () throws(XMPPStreamError) in try feed(buffer) }
+            Result { () throws(XMPPStreamError) in try feed(buffer, applyingHere: applyingHere) }
         }.get()
     }
 

@@ -42,7 +42,8 @@ final class ChannelEventStream {
         self.context = context
         self.endpoint = endpoint
         events = EventWriter(
-            lookup: endpoint.lookup, live: endpoint.live, framing: EventStreamFraming(version: version))
+            lookup: endpoint.lookup, live: endpoint.live, framing: EventStreamFraming(version: version),
+            changes: endpoint.changes)
     }
 
     /// Opens the stream `request` asks for and writes its head; false when the hub holds its most streams already
@@ -158,7 +159,7 @@ final class ChannelEventStream {
         while events.byteCount < EventWriter.flushBytes && current.next < current.changes.count {
             let change = current.changes[current.next]
             current.next += 1
-            events.event(events.answer(change.key), id: EventID(instance: instance, sequence: change.sequence).text)
+            events.change(change.key, id: EventID(instance: instance, sequence: change.sequence))
         }
         if current.next < current.changes.count { backlog = current }
     }

@@ -8,13 +8,19 @@ struct EventWriter {
     /// Whether the XMPP source is live now; nil without a source.
     let live: @Sendable () -> Bool?
     let framing: EventStreamFraming
+    /// The events of recent changes, shared by every stream.
+    let changes: ChangeEvents
     /// Empty and without storage between writes, so that an idle stream holds no buffer.
     private var buffer = ByteBuffer()
 
-    init(lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, framing: EventStreamFraming) {
+    init(
+        lookup: PresenceLookup, live: @escaping @Sendable () -> Bool?, framing: EventStreamFraming,
+        changes: ChangeEvents
+    ) {
         self.lookup = lookup
         self.live = live
         self.framing = framing
+        self.changes = changes
     }
 
     /// Starts the next write's buffer, unless it is started, with room before its events for the framing to
@@ -47,6 +53,22 @@ struct EventWriter {
     /// One `presence` event: one person's answer.
     mutating func event(_ result: PresenceQueryResult, id: String) {
         start()
+        Self.write(result, id: id, to: &buffer)
+    }
+
+    /// The `presence` event of change `id`, to `key`: the person's answer as it is now, encoded by the first
+    /// stream to write that change (``ChangeEvents``).
+    mutating func change(_ key: BareJID, id: EventID) {
+        let event = changes.event(id.sequence) {
+            var event = ByteBuffer()
+            Self.write(answer(key), id: id.text, to: &event)
+            return event
+        }
+        start()
+        buffer.writeImmutableBuffer(event)
+    }
+
+    private static func write(_ result: PresenceQueryResult, id: String, to buffer: inout ByteBuffer) {
         buffer.writeString("id: \(id)\nevent: presence\ndata: ")
         buffer.writeBytes(result.jsonBytes())
         buffer.writeString("\n\n")

@@ -18,8 +18,9 @@ import XMPPStream
 ///
 /// A connection's task parses; the feed's ``ApplyPool`` (one per server, ``ServiceConfiguration/applyThreads``
 /// threads, shared by all feeders) decodes and applies, each feeder's stanzas in order, so one fast feeder keeps
-/// two cores busy. A read of a few stanzas, what a live feeder sends at a time, is applied by the connection's
-/// task itself when nothing of its feeder's waits in the pool: handing it over would cost more than applying it.
+/// two cores busy. A read of a few stanzas, what a live feeder sends at a time, is parsed and applied by the
+/// connection's task on the connection's event loop when nothing of its feeder's waits in the pool
+/// (``parsedOnLoopUpTo``): handing it to other threads would cost more than applying it.
 /// Reading pauses while a feeder's queue in the pool is full (NIO's async channel back-pressure), so a fast feeder
 /// cannot make the service buffer without bound. The service's counters count a stanza once it is applied, so
 /// `/v1/stats` never shows an update that queries cannot see yet. A feeder that closes its side has its connection
@@ -52,11 +53,17 @@ public struct FeedServer: Service, CustomStringConvertible {
     /// How many bytes are parsed before the feeding task yields to others (queries above all).
     static let sliceBytes = 16 * 1024
 
+    /// A read of at most this many bytes, while everything the feeder sent before is applied, is parsed and
+    /// applied on the connection's event loop: a few stanzas, what a live feeder sends at a time, which cost the
+    /// loop less than handing them to another thread does. A bigger read is parsed on the global pool.
+    static let parsedOnLoopUpTo = 4 * 1024
+
     public func run() async throws {
         let idle = TimeAmount.nanoseconds(
             Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
                 + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
-        let secrets = try self.secrets
+        let secrets =
+            try self.secrets
             ?? ServiceSecrets(access: .open, feedSecret: configuration.feedSecret, tls: configuration.tls)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
@@ -139,56 +146,82 @@ public struct FeedServer: Service, CustomStringConvertible {
             session.onEvent = { handshake.handle($0) }
             session.admits = { handshake.admits($0) }
         }
+        // The task runs on the connection's event loop, where its reads arrive: a small read (what a live feeder
+        // sends at a time) is parsed and applied there, without waking a thread of the global pool and without
+        // waking the loop again to write the changes to the streams it serves. A big read (a feeder sending flat
+        // out) is parsed on the global pool, so that event loops keep answering queries meanwhile.
+        let loop = EventLoopTaskExecutor(connection.channel.eventLoop)
         do {
-            try await connection.executeThenClose { inbound, _ in
-                for try await buffer in inbound {
-                    // Parse in slices and yield between them: feeders share the task pool with the query API,
-                    // and a busy feeder must not hold a thread for a whole 64 KiB read while queries wait.
-                    var remaining = buffer
-                    while let slice = remaining.readSlice(length: min(remaining.readableBytes, FeedServer.sliceBytes)) {
-                        await session.readyForInput()
-                        let failure = slice.withUnsafeReadableBytes { bytes -> XMPPStreamError? in
-                            do throws(XMPPStreamError) {
-                                try session.feed(bytes)
-                                return nil
-                            } catch {
-                                return error
+            try await withTaskExecutorPreference(loop) {
+                try await connection.executeThenClose { inbound, _ in
+                    for try await buffer in inbound {
+                        let onLoop = buffer.readableBytes <= FeedServer.parsedOnLoopUpTo && session.isApplied
+                        let open =
+                            if onLoop {
+                                try await consume(buffer, applyingHere: true)
+                            } else {
+                                try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                                    try await consume(buffer, applyingHere: false)
+                                }
                             }
-                        }
-                        if let handshake {
-                            let answer = handshake.takeOutput()
-                            if !answer.isEmpty {
-                                try await connection.channel.writeAndFlush(ByteBuffer(bytes: answer)).get()
-                            }
-                        }
-                        if let failure {
-                            try await self.end(
-                                connection, with: failure,
-                                streamOpen: handshake.map { $0.state != .awaitingHeader } ?? false,
-                                logger: logger)
-                            return
-                        }
-                        if case .refused(let reason) = handshake?.state {
-                            try await self.refuseUnauthorized(connection, reason: reason, logger: logger)
-                            return
-                        }
-                        await Task.yield()
-                        if remaining.readableBytes == 0 { break }
+                        guard open else { return }
                     }
-                }
-                await session.applied()  // then `finish` waits for at most its last batch
-                var failure: XMPPStreamError?
-                do throws(XMPPStreamError) { try session.finish() } catch { failure = error }
-                if let failure {
-                    // The feeder went away inside a stanza: nothing to answer, everything before it is applied.
-                    statistics.streamErrorOccurred()
-                    logger.warning(
-                        "feeder stream cut",
-                        metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
+                    // Waiting for the pool is done off the event loop.
+                    await withTaskExecutorPreference(globalConcurrentExecutor) {
+                        await session.applied()  // then `finish` waits for at most its last batch
+                        var failure: XMPPStreamError?
+                        do throws(XMPPStreamError) { try session.finish() } catch { failure = error }
+                        if let failure {
+                            // The feeder went away inside a stanza: nothing to answer, everything before it is
+                            // applied.
+                            statistics.streamErrorOccurred()
+                            logger.warning(
+                                "feeder stream cut",
+                                metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
+                        }
+                    }
                 }
             }
         } catch {
             logger.debug("feeder connection error", metadata: ["error": "\(error)"])
+        }
+
+        /// Parses and applies one read; false once the stream is over (an error, or a refused handshake).
+        func consume(_ buffer: ByteBuffer, applyingHere: Bool) async throws -> Bool {
+            // Parse in slices and yield between them: feeders share the task pool with the query API, and a busy
+            // feeder must not hold a thread for a whole 64 KiB read while queries wait.
+            var remaining = buffer
+            while let slice = remaining.readSlice(length: min(remaining.readableBytes, FeedServer.sliceBytes)) {
+                await session.readyForInput()
+                let failure = slice.withUnsafeReadableBytes { bytes -> XMPPStreamError? in
+                    do throws(XMPPStreamError) {
+                        try session.feed(bytes, applyingHere: applyingHere)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                if let handshake {
+                    let answer = handshake.takeOutput()
+                    if !answer.isEmpty {
+                        try await connection.channel.writeAndFlush(ByteBuffer(bytes: answer)).get()
+                    }
+                }
+                if let failure {
+                    try await end(
+                        connection, with: failure, streamOpen: handshake.map { $0.state != .awaitingHeader } ?? false,
+                        logger: logger)
+                    return false
+                }
+                if case .refused(let reason) = handshake?.state {
+                    try await refuseUnauthorized(connection, reason: reason, logger: logger)
+                    return false
+                }
+                if applyingHere { break }  // one slice: the read is small
+                await Task.yield()
+                if remaining.readableBytes == 0 { break }
+            }
+            return true
         }
         logger.info("feeder disconnected")
     }
