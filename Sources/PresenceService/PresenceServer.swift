@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging
+import NIOPosix
 import PresencePressure
 import PresenceSource
 import PresenceStore
@@ -65,6 +66,9 @@ public struct PresenceServer: Sendable {
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
         let (lookup, source) = (lookup, xmppSource)
         let systemd = SystemdNotifier()
+        // The loops of this service's connections, feeders' and the query API's alike: a change is written from
+        // the loop that read it to the streams on every loop (``ServiceConfiguration/eventLoops``).
+        let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
         let secrets = try ServiceSecrets(
             access: configuration.access, feedSecret: configuration.feedSecret, tls: configuration.tls)
         let endpoint = QueryEndpoint(
@@ -85,10 +89,11 @@ public struct PresenceServer: Sendable {
                 // kernel's backlog instead of being turned away during a burst.
                 availableConnectionsDelegate: .maximum(configuration.http.maxConnections, logger: logger)),
             onServerRunning: { channel in httpContinuation.yield(channel.localAddress?.port ?? 0) },
+            eventLoopGroupProvider: .shared(eventLoops),
             logger: logger)
         let feed = FeedServer(
             configuration: configuration, storage: storage, statistics: statistics, logger: logger, secrets: secrets,
-            onBound: { feedContinuation.yield($0) })
+            eventLoops: eventLoops, onBound: { feedContinuation.yield($0) })
         let pressure = PressureMonitor(
             sources: pressureSources, storage: storage, statistics: statistics,
             interval: configuration.pressureInterval, logger: logger)
@@ -102,8 +107,9 @@ public struct PresenceServer: Sendable {
             .init(service: ReadinessMonitorService(monitor: readiness, hub: changes, logger: logger, systemd: systemd)),
         ]
         services.append(
-            .init(service: SecretReloadService(
-                secrets: secrets, reloading: configuration.secretReloading, metrics: metrics, logger: logger)))
+            .init(
+                service: SecretReloadService(
+                    secrets: secrets, reloading: configuration.secretReloading, metrics: metrics, logger: logger)))
         if let xmppSource {
             // Shut down first of those above: the source stops, then the others in reverse order.
             services.append(.init(service: XMPPSourceService(source: xmppSource)))
@@ -117,34 +123,44 @@ public struct PresenceServer: Sendable {
             gracefulShutdownSignals: signals, logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
         let group = ServiceGroup(configuration: groupConfiguration)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask {
-                // However the group ends (a port already in use, say), let the task waiting for ports finish too.
-                defer {
-                    feedContinuation.finish()
-                    httpContinuation.finish()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    // However the group ends (a port already in use, say), let the task waiting for ports finish too.
+                    defer {
+                        feedContinuation.finish()
+                        httpContinuation.finish()
+                    }
+                    try await group.run()
                 }
-                try await group.run()
+                tasks.addTask {
+                    var feedIterator = feedPorts.makeAsyncIterator()
+                    var httpIterator = httpPorts.makeAsyncIterator()
+                    guard let feedPort = await feedIterator.next(), let httpPort = await httpIterator.next() else {
+                        return
+                    }
+                    logger.info(
+                        "presence service running",
+                        metadata: [
+                            "feed": "\(configuration.feedHost):\(feedPort)",
+                            "http": "\(configuration.httpHost):\(httpPort)",
+                            "storage": "\(storage.name)", "instance": "\(changes.instance)",
+                            "version": "\(PresenceVersion.current)",
+                            "xmpp":
+                                "\(xmppSource.map { "\($0.configuration.account) at \($0.status.server)" } ?? "none")",
+                        ])
+                    systemd?.notify(
+                        "READY=1\nSTATUS=\(readiness.current.statusLine) (feed \(configuration.feedHost):\(feedPort), http "
+                            + "\(configuration.httpHost):\(httpPort))")
+                    await onStarted(BoundPorts(feed: feedPort, http: httpPort), group)
+                }
+                try await tasks.waitForAll()
             }
-            tasks.addTask {
-                var feedIterator = feedPorts.makeAsyncIterator()
-                var httpIterator = httpPorts.makeAsyncIterator()
-                guard let feedPort = await feedIterator.next(), let httpPort = await httpIterator.next() else { return }
-                logger.info(
-                    "presence service running",
-                    metadata: [
-                        "feed": "\(configuration.feedHost):\(feedPort)",
-                        "http": "\(configuration.httpHost):\(httpPort)",
-                        "storage": "\(storage.name)", "instance": "\(changes.instance)",
-                        "version": "\(PresenceVersion.current)",
-                        "xmpp": "\(xmppSource.map { "\($0.configuration.account) at \($0.status.server)" } ?? "none")",
-                    ])
-                systemd?.notify(
-                    "READY=1\nSTATUS=\(readiness.current.statusLine) (feed \(configuration.feedHost):\(feedPort), http "
-                        + "\(configuration.httpHost):\(httpPort))")
-                await onStarted(BoundPorts(feed: feedPort, http: httpPort), group)
-            }
-            try await tasks.waitForAll()
+        } catch {
+            try? await eventLoops.shutdownGracefully()
+            throw error
         }
+        // Every connection is closed by now: the services ended.
+        try await eventLoops.shutdownGracefully()
     }
 }

@@ -1,6 +1,7 @@
-import PresenceModel
+import NIOCore
 import NIOSSL
 import PresenceIngest
+import PresenceModel
 import PresenceStore
 import XMPPStream
 
@@ -16,6 +17,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxConnections: Int
     /// Threads that decode and apply what feeders send, shared by all of them (see ``ApplyPool``).
     public var applyThreads: Int
+    /// Event loops (threads) that run every connection, the query API's, the change streams' and the feeders'.
+    public var eventLoops: Int
     /// A feeder silent this long is closed.
     public var idleTimeout: Duration
     /// How often memory-pressure sources are checked.
@@ -43,12 +46,18 @@ public struct ServiceConfiguration: Sendable {
     public static let defaultMaxConnections = 1024
     /// One applying thread per core.
     public static var defaultApplyThreads: Int { ApplyPool.defaultThreadCount }
+    /// One event loop per two cores, at least one. A change reaches the streams of every loop, and each loop is a
+    /// thread woken for it: on two cores, one loop delivered a change stream's event for a quarter less CPU than
+    /// two and answered as many queries (Documentation/Benchmarks.md, CPU per delivered event). The other cores
+    /// parse big reads and apply (``applyThreads``).
+    public static var defaultEventLoops: Int { max(1, System.coreCount / 2) }
     public static let defaultIdleTimeout: Duration = .seconds(300)
     public static let defaultPressureInterval: Duration = .seconds(1)
 
     public init(
         feedHost: String = "127.0.0.1", feedPort: Int = 5270, httpHost: String = "127.0.0.1", httpPort: Int = 8080,
         maxConnections: Int = defaultMaxConnections, applyThreads: Int = defaultApplyThreads,
+        eventLoops: Int = defaultEventLoops,
         idleTimeout: Duration = defaultIdleTimeout,
         pressureInterval: Duration = defaultPressureInterval, stream: XMPPStreamParser.Configuration = .init(),
         decoder: PresenceDecoder = .init(), lookup: PresenceLookup.Configuration = .init(),
@@ -62,6 +71,7 @@ public struct ServiceConfiguration: Sendable {
         self.httpPort = httpPort
         self.maxConnections = max(maxConnections, 1)
         self.applyThreads = max(applyThreads, 1)
+        self.eventLoops = max(eventLoops, 1)
         self.idleTimeout = idleTimeout
         self.pressureInterval = pressureInterval
         self.stream = stream

@@ -216,6 +216,23 @@ struct ServeCommandTests {
         #expect(server.stop() == 0, "SIGTERM ends the service cleanly")
     }
 
+    @Test func eventLoopsSetsHowManyThreadsRunTheConnections() async throws {
+        // SwiftNIO names an event loop group's threads `NIO-ELT-<group>-#<n>`.
+        func loops(of server: RunningServer) throws -> Int {
+            let tasks = "/proc/\(server.process.processIdentifier)/task"
+            return try FileManager.default.contentsOfDirectory(atPath: tasks).filter { task in
+                let name = (try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8)) ?? ""
+                return name.hasPrefix("NIO-ELT-")
+            }.count
+        }
+        let three = try await RunningServer.started(["--event-loops", "3"])
+        #expect(try loops(of: three) == 3)
+        #expect(await three.stopped() == 0)
+        let byDefault = try await RunningServer.started()
+        #expect(try loops(of: byDefault) == max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        #expect(await byDefault.stopped() == 0)
+    }
+
     @Test func serveRefusesNonLoopbackAddressesWithoutTheFlag() throws {
         let result = try CLI.run(["serve", "--http", "0.0.0.0:8080"], timeout: .seconds(30))
         #expect(result.status == 64)

@@ -12,6 +12,8 @@ import PresenceStore
 /// written ``bytesPerTurn`` at a time, so the loop's other connections are served while it goes out.
 final class ChannelEventStream {
     private let context: ChannelHandlerContext
+    /// The connection (the context's, held to save a lookup per write).
+    private let channel: any Channel
     private let endpoint: EventStreamEndpoint
     private var subscription: EventSubscription?
     private var events: EventWriter
@@ -40,6 +42,7 @@ final class ChannelEventStream {
     ///   - version: the request's HTTP version, which decides how the body is framed.
     init(context: ChannelHandlerContext, endpoint: EventStreamEndpoint, version: HTTPVersion) {
         self.context = context
+        channel = context.channel
         self.endpoint = endpoint
         events = EventWriter(
             lookup: endpoint.lookup, live: endpoint.live, framing: EventStreamFraming(version: version),
@@ -95,26 +98,33 @@ final class ChannelEventStream {
         guard !ended, !pumping, let subscription else { return }
         pumping = true
         defer { pumping = false }
-        let channel = context.channel
         var written = 0
+        var took = false
         while channel.isWritable && !ended {
-            if subscription.isFinished { return end() }
+            if snapshot == nil && backlog == nil {
+                guard let next = subscription.take() else { return end() }
+                took = true
+                if !next.changes.isEmpty { backlog = (next.changes, 0) }
+                if next.heartbeat { events.comment("heartbeat") }
+            } else if subscription.isFinished {
+                return end()
+            }
             if snapshot != nil {
                 fillFromSnapshot()
             } else if backlog != nil {
                 fillFromBacklog()
-            } else {
-                guard let next = subscription.take() else { return end() }
-                if !next.changes.isEmpty { backlog = (next.changes, 0) }
-                if next.heartbeat { events.comment("heartbeat") }
-                if backlog != nil { fillFromBacklog() }
             }
             guard events.byteCount > 0 else {
                 if snapshot == nil && backlog == nil { break } else { continue }
             }
             written += events.byteCount
             write(events.take())
-            if (snapshot != nil || backlog != nil) && written >= Self.bytesPerTurn {
+            // All that was taken is written: a change marked since that take wakes the stream again (the
+            // subscription's `wake`), so there is nothing to ask for now. Without a take in this call (the end of
+            // a snapshot or of a backlog begun earlier), the changes marked meanwhile were woken for once already,
+            // and are asked for here.
+            if snapshot == nil && backlog == nil && took { break }
+            if written >= Self.bytesPerTurn {
                 let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
                 context.eventLoop.execute { bound.value.pump() }
                 break
@@ -133,11 +143,11 @@ final class ChannelEventStream {
     /// told why, so the stream is closed, logged and counted.
     private func stalled() {
         stallTimer = nil
-        guard !ended, !context.channel.isWritable else { return }
+        guard !ended, !channel.isWritable else { return }
         endpoint.hub.closedAsStalled()
         ended = true
         release()
-        context.channel.close(promise: nil)
+        channel.close(promise: nil)
     }
 
     /// Adds the snapshot's next answers to the events, up to a write's worth.
@@ -166,7 +176,7 @@ final class ChannelEventStream {
 
     /// The connection takes bytes again, or refuses them.
     func writabilityChanged() {
-        guard context.channel.isWritable else { return }
+        guard channel.isWritable else { return }
         stallTimer?.cancel()
         stallTimer = nil
         pump()
@@ -183,7 +193,7 @@ final class ChannelEventStream {
     /// the connection closes.
     private func end() {
         ended = true
-        let channel = context.channel
+        let channel = self.channel
         // Closed once everything before the end is written: writes complete in order.
         let written = context.eventLoop.makePromise(of: Void.self)
         write(events.framing.end, promise: written)

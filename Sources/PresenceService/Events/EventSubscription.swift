@@ -81,7 +81,8 @@ final class EventSubscription: Sendable {
         state.withLock { state in
             state.woken = false
             guard !state.finished else { return nil }
-            let changes = state.pending.map { (key: $0.key, sequence: $0.value) }.sorted { $0.sequence < $1.sequence }
+            var changes = state.pending.map { (key: $0.key, sequence: $0.value) }
+            if changes.count > 1 { changes.sort { $0.sequence < $1.sequence } }
             let heartbeat = state.heartbeatDue && changes.isEmpty
             state.pending.removeAll(keepingCapacity: state.pending.count <= 64)
             state.heartbeatDue = false

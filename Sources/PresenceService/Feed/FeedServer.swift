@@ -34,12 +34,17 @@ public struct FeedServer: Service, CustomStringConvertible {
     let onBound: @Sendable (Int) async -> Void
     /// The feed secret and TLS context, read for each new feeder; nil: the configuration's, never replaced.
     let secrets: ServiceSecrets?
+    /// The event loops that run feeder connections (the service's, shared with the query API).
+    let eventLoops: any EventLoopGroup
 
     public init(
         configuration: ServiceConfiguration, storage: any MemoryStorage, statistics: ServiceStatistics,
-        logger: Logger, secrets: ServiceSecrets? = nil, onBound: @escaping @Sendable (Int) async -> Void = { _ in }
+        logger: Logger, secrets: ServiceSecrets? = nil,
+        eventLoops: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        onBound: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.configuration = configuration
+        self.eventLoops = eventLoops
         self.secrets = secrets
         self.storage = storage
         self.statistics = statistics
@@ -65,7 +70,7 @@ public struct FeedServer: Service, CustomStringConvertible {
         let secrets =
             try self.secrets
             ?? ServiceSecrets(access: .open, feedSecret: configuration.feedSecret, tls: configuration.tls)
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let server = try await ServerBootstrap(group: eventLoops)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             // A feeder that closes its side (it sent everything) is read to the end and closed once all of it is
@@ -192,7 +197,8 @@ public struct FeedServer: Service, CustomStringConvertible {
             // feeder must not hold a thread for a whole 64 KiB read while queries wait.
             var remaining = buffer
             while let slice = remaining.readSlice(length: min(remaining.readableBytes, FeedServer.sliceBytes)) {
-                await session.readyForInput()
+                // Parsed on the loop only while the pool holds nothing of the feeder's: there is room.
+                if !applyingHere { await session.readyForInput() }
                 let failure = slice.withUnsafeReadableBytes { bytes -> XMPPStreamError? in
                     do throws(XMPPStreamError) {
                         try session.feed(bytes, applyingHere: applyingHere)

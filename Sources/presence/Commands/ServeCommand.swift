@@ -129,6 +129,7 @@ extension ServeCommand {
             feedHost: settings.listeners.feed.host, feedPort: settings.listeners.feed.port,
             httpHost: settings.listeners.http.host, httpPort: settings.listeners.http.port,
             maxConnections: settings.listeners.maxConnections, applyThreads: settings.listeners.applyThreads,
+            eventLoops: settings.listeners.eventLoops,
             idleTimeout: settings.listeners.idleTimeout, stream: settings.stream.configuration,
             decoder: settings.stream.decoder, lookup: settings.xmpp.lookupConfiguration, events: settings.events,
             http: settings.httpLimits,

@@ -5,7 +5,7 @@ enum SettingKeys {
     static let serve: [AnySettingKey] = [
         storage.erased, countLimit.erased, costLimit.erased, timeToLive.erased, warningRetain.erased,
         dataDirectory.erased, diskFlushInterval.erased, diskFlushDirty.erased, diskReset.erased,
-        feed.erased, http.erased, allowRemote.erased, maxConnections.erased, feedApplyThreads.erased,
+        feed.erased, http.erased, allowRemote.erased, maxConnections.erased, feedApplyThreads.erased, eventLoops.erased,
         idleTimeout.erased,
         apiTokenFile.erased, metricsOpen.erased, feedSecretFile.erased, tlsCertificate.erased, tlsKey.erased,
         insecureHTTP.erased,

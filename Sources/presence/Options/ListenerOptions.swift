@@ -18,6 +18,9 @@ struct ListenerOptions: ParsableArguments, SettingFlags {
     @Option(name: SettingKeys.feedApplyThreads.flag, help: SettingKeys.feedApplyThreads.help)
     var feedApplyThreads: Int?
 
+    @Option(name: SettingKeys.eventLoops.flag, help: SettingKeys.eventLoops.help)
+    var eventLoops: Int?
+
     @Option(name: SettingKeys.idleTimeout.flag, help: SettingKeys.idleTimeout.help)
     var idleTimeout: Int?
 
@@ -27,6 +30,7 @@ struct ListenerOptions: ParsableArguments, SettingFlags {
         flags.record(SettingKeys.allowRemote, allowRemote)
         flags.record(SettingKeys.maxConnections, maxConnections)
         flags.record(SettingKeys.feedApplyThreads, feedApplyThreads)
+        flags.record(SettingKeys.eventLoops, eventLoops)
         flags.record(SettingKeys.idleTimeout, idleTimeout)
     }
 }
@@ -37,6 +41,7 @@ struct ListenerSettings {
     let http: HostAndPort
     let maxConnections: Int
     let applyThreads: Int
+    let eventLoops: Int
     let idleTimeout: Duration
 
     init(_ settings: Settings) throws {
@@ -44,6 +49,7 @@ struct ListenerSettings {
         http = try settings(SettingKeys.http)
         maxConnections = try settings(SettingKeys.maxConnections)
         applyThreads = try settings(SettingKeys.feedApplyThreads)
+        eventLoops = try settings(SettingKeys.eventLoops)
         let idleSeconds = try settings(SettingKeys.idleTimeout)
         if try !settings(SettingKeys.allowRemote) {
             for address in [feed, http] where !ServiceConfiguration.isLoopback(address.host) {
