@@ -12,8 +12,8 @@ import PresenceModel
 /// that person's latest change marked on it, and an event encoded for `N` reads the answer as it was at or after
 /// change `N`; the person's next change is marked on the stream and written after it.
 final class ChangeEvents: Sendable {
-    /// How many recent changes keep their event: about 150 KiB of events at most, a fifth of a second of
-    /// changes at 5,000 a second, long after every stream awake has written them.
+    /// How many recent changes keep their event: a few hundred bytes each, so at most about 300 KiB; a fifth of
+    /// a second of changes at 5,000 a second, long after every stream awake has written them.
     static let capacity = 1024
 
     private let slots = Locked([Slot](repeating: Slot(), count: ChangeEvents.capacity))

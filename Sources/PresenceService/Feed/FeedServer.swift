@@ -151,39 +151,45 @@ public struct FeedServer: Service, CustomStringConvertible {
             session.onEvent = { handshake.handle($0) }
             session.admits = { handshake.admits($0) }
         }
-        // The task runs on the connection's event loop, where its reads arrive: a small read (what a live feeder
-        // sends at a time) is parsed and applied there, without waking a thread of the global pool and without
-        // waking the loop again to write the changes to the streams it serves. A big read (a feeder sending flat
-        // out) is parsed on the global pool, so that event loops keep answering queries meanwhile.
+        // The task runs where its reads are best parsed, and stays there while they keep coming that way, so that
+        // changing threads is paid once per change of pace rather than once per read. A small read (what a live
+        // feeder sends at a time) is parsed and applied on the connection's event loop, where it arrives: no
+        // thread of the global pool is woken for it, nor the loop again to write the changes to the streams it
+        // serves. Big reads (a feeder sending flat out) are parsed on the global pool, so that event loops keep
+        // answering queries meanwhile.
         let loop = EventLoopTaskExecutor(connection.channel.eventLoop)
+        func isSmall(_ buffer: ByteBuffer) -> Bool {
+            buffer.readableBytes <= FeedServer.parsedOnLoopUpTo && session.isApplied
+        }
         do {
-            try await withTaskExecutorPreference(loop) {
-                try await connection.executeThenClose { inbound, _ in
-                    for try await buffer in inbound {
-                        let onLoop = buffer.readableBytes <= FeedServer.parsedOnLoopUpTo && session.isApplied
-                        let open =
-                            if onLoop {
-                                try await consume(buffer, applyingHere: true)
-                            } else {
-                                try await withTaskExecutorPreference(globalConcurrentExecutor) {
-                                    try await consume(buffer, applyingHere: false)
-                                }
-                            }
-                        guard open else { return }
-                    }
-                    // Waiting for the pool is done off the event loop.
-                    await withTaskExecutorPreference(globalConcurrentExecutor) {
-                        await session.applied()  // then `finish` waits for at most its last batch
-                        var failure: XMPPStreamError?
-                        do throws(XMPPStreamError) { try session.finish() } catch { failure = error }
-                        if let failure {
-                            // The feeder went away inside a stanza: nothing to answer, everything before it is
-                            // applied.
-                            statistics.streamErrorOccurred()
-                            logger.warning(
-                                "feeder stream cut",
-                                metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
+            try await connection.executeThenClose { inbound, _ in
+                var reads = inbound.makeAsyncIterator()
+                var end = try await reads.next().map(RunEnd.read) ?? .closed
+                while case .read(let first) = end {
+                    let small = isSmall(first)
+                    end = try await withTaskExecutorPreference(small ? loop : globalConcurrentExecutor) {
+                        var buffer = first
+                        while try await consume(buffer, applyingHere: small) {
+                            guard let following = try await reads.next() else { return .closed }
+                            guard isSmall(following) == small else { return .read(following) }
+                            buffer = following
                         }
+                        return .ended
+                    }
+                }
+                guard case .closed = end else { return }
+                // Waiting for the pool is done off the event loop.
+                await withTaskExecutorPreference(globalConcurrentExecutor) {
+                    await session.applied()  // then `finish` waits for at most its last batch
+                    var failure: XMPPStreamError?
+                    do throws(XMPPStreamError) { try session.finish() } catch { failure = error }
+                    if let failure {
+                        // The feeder went away inside a stanza: nothing to answer, everything before it is
+                        // applied.
+                        statistics.streamErrorOccurred()
+                        logger.warning(
+                            "feeder stream cut",
+                            metadata: ["condition": "\(failure.condition.rawValue)", "error": "\(failure.message)"])
                     }
                 }
             }
@@ -263,6 +269,16 @@ public struct FeedServer: Service, CustomStringConvertible {
         writer.closeStream()
         try await connection.channel.writeAndFlush(ByteBuffer(bytes: writer.bytes)).get()
     }
+}
+
+/// How a run of a feeder's reads of one size ended (``FeedServer``).
+private enum RunEnd {
+    /// A read of the other size, to be parsed where reads of that size are.
+    case read(ByteBuffer)
+    /// The feeder closed its side: the stream is finished once everything it sent is applied.
+    case closed
+    /// The stream is over: an error was answered, or the handshake refused.
+    case ended
 }
 
 /// Closes a connection when `IdleStateHandler` says it has been silent for too long.
