@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "PresenceStore",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "XMPPStream", targets: ["XMPPStream"]),
         .library(name: "XMPPClient", targets: ["XMPPClient"]),

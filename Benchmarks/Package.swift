@@ -6,7 +6,7 @@ import PackageDescription
 //   swift package --package-path Benchmarks benchmark --target IngestBenchmarks
 let package = Package(
     name: "Benchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "PresenceStore", path: ".."),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),

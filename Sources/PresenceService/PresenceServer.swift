@@ -66,11 +66,10 @@ public struct PresenceServer: Sendable {
         let (httpPorts, httpContinuation) = AsyncStream.makeStream(of: Int.self)
         let (lookup, source) = (lookup, xmppSource)
         let systemd = SystemdNotifier()
-        // The loops of this service's connections, feeders' and the query API's alike: a change is written from
-        // the loop that read it to the streams on every loop (``ServiceConfiguration/eventLoops``).
-        let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
         let secrets = try ServiceSecrets(
             access: configuration.access, feedSecret: configuration.feedSecret, tls: configuration.tls)
+        // The loops of the feed port's and the query API's connections (``ServiceConfiguration/eventLoops``).
+        let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
         let endpoint = QueryEndpoint(
             lookup: lookup, live: { source?.isLive }, maxBatchJIDs: configuration.http.maxBatchJIDs)
         let events = EventStreamEndpoint(hub: changes, lookup: lookup, live: { source?.isLive })
@@ -123,6 +122,7 @@ public struct PresenceServer: Sendable {
             gracefulShutdownSignals: signals, logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
         let group = ServiceGroup(configuration: groupConfiguration)
+        let ended: Result<Void, any Error>
         do {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {
@@ -156,11 +156,13 @@ public struct PresenceServer: Sendable {
                 }
                 try await tasks.waitForAll()
             }
+            ended = .success(())
         } catch {
-            try? await eventLoops.shutdownGracefully()
-            throw error
+            ended = .failure(error)
         }
-        // Every connection is closed by now: the services ended.
-        try await eventLoops.shutdownGracefully()
+        // The services ended, and every connection with them. A feeder's batch still being applied on the pool
+        // may yet change someone, but the hub finished every stream as it stopped, so no stream wakes a loop.
+        try? await eventLoops.shutdownGracefully()
+        try ended.get()
     }
 }

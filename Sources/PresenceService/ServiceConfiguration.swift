@@ -1,4 +1,3 @@
-import NIOCore
 import NIOSSL
 import PresenceIngest
 import PresenceModel
@@ -17,7 +16,7 @@ public struct ServiceConfiguration: Sendable {
     public var maxConnections: Int
     /// Threads that decode and apply what feeders send, shared by all of them (see ``ApplyPool``).
     public var applyThreads: Int
-    /// Event loops (threads) that run every connection, the query API's, the change streams' and the feeders'.
+    /// Event loops (threads) that run the feed port's and the query API's connections, change streams included.
     public var eventLoops: Int
     /// A feeder silent this long is closed.
     public var idleTimeout: Duration
@@ -46,11 +45,11 @@ public struct ServiceConfiguration: Sendable {
     public static let defaultMaxConnections = 1024
     /// One applying thread per core.
     public static var defaultApplyThreads: Int { ApplyPool.defaultThreadCount }
-    /// One event loop per two cores, at least one. A change reaches the streams of every loop, and each loop is a
-    /// thread woken for it: on two cores, one loop delivered a change stream's event for a quarter less CPU than
-    /// two and answered as many queries (Documentation/Benchmarks.md, CPU per delivered event). The other cores
-    /// parse big reads and apply (``applyThreads``).
-    public static var defaultEventLoops: Int { max(1, System.coreCount / 2) }
+    /// One event loop per two cores, at least one. A change is written by every loop that holds a stream watching
+    /// it, and each such loop is a thread woken for it: on two cores, one loop delivered a change stream's event
+    /// for a quarter less CPU than two and answered as many queries (Documentation/Benchmarks.md, CPU per delivered
+    /// event). Big reads from feeders are parsed on Swift's global pool and applied by ``applyThreads``.
+    public static var defaultEventLoops: Int { max(1, ApplyPool.defaultThreadCount / 2) }
     public static let defaultIdleTimeout: Duration = .seconds(300)
     public static let defaultPressureInterval: Duration = .seconds(1)
 

@@ -67,6 +67,26 @@ struct DiskTierEvictionTests {
         }
     }
 
+    @Test func onlyATierWhoseMemoryKeepsEveryoneAppliesWithoutReadingTheDisk() throws {
+        // An event loop applies a live feeder's updates only where applying never waits for the disk.
+        #expect(DictionaryMemoryStorage().appliesInMemory && LRUMemoryStorage(countLimit: 10).appliesInMemory)
+        try withDataDirectory { directory in
+            let keepsEveryone = try tier(in: directory)
+            defer { keepsEveryone.close() }
+            #expect(keepsEveryone.appliesInMemory)
+        }
+        try withDataDirectory { directory in
+            let letsGo = try tier(in: directory, memory: LRUMemoryStorage(countLimit: 10))
+            defer { letsGo.close() }
+            #expect(!letsGo.appliesInMemory, "an evicted user's update reads their other resources from disk")
+        }
+        try withDataDirectory { directory in
+            let diskOnly = try tier(in: directory, memory: nil)
+            defer { diskOnly.close() }
+            #expect(!diskOnly.appliesInMemory)
+        }
+    }
+
     @Test func anUpdateOfAnEvictedUserKeepsTheirOtherResourcesFromDisk() throws {
         try withDataDirectory { directory in
             let storage = try tier(in: directory, memory: LRUMemoryStorage(countLimit: 1))
@@ -111,7 +131,8 @@ struct DiskTierRestartTests {
                 let storage = try tier(in: directory)
                 for index in 0 ..< 1000 {
                     storage.apply(
-                        available("u\(index)@example.com/r\(index % 3)", priority: Int8(index % 100),
+                        available(
+                            "u\(index)@example.com/r\(index % 3)", priority: Int8(index % 100),
                             show: index % 2 == 0 ? .away : nil, status: "s\(index) ✓"),
                         receivedAt: time(Int64(index)))
                 }

@@ -42,7 +42,8 @@ struct ApplyPoolTests {
         // Feeders take turns, each with a burst of reads of different sizes, as connections would: a burst queues
         // several batches in one lane while both threads look for work, and a read of a few stanzas whose lane is
         // idle is applied on the feeding thread, between batches the pool applies. Reads under 1,000 bytes ask to
-        // be applied here, as the service's event loop asks for small reads, whether the lane is idle or not.
+        // be applied here, as the service's event loop does for small reads; the loop asks only while the lane is
+        // idle, and here reads ask while it is busy too, when they must queue behind its batches.
         var offsets = Array(repeating: 0, count: streams.count)
         var turn = 0
         while offsets.indices.contains(where: { offsets[$0] < streams[$0].count }) {

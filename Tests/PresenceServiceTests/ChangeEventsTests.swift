@@ -11,8 +11,8 @@ struct ChangeEventsTests {
     final class Encoder {
         var encoded: [UInt64] = []
 
-        func event(_ sequence: UInt64, _ events: ChangeEvents) -> String {
-            let bytes = events.event(sequence) {
+        func event(_ sequence: UInt64, _ events: ChangeEvents, at now: NIODeadline = .now()) -> String {
+            let bytes = events.event(sequence, now: now) {
                 encoded.append(sequence)
                 return ByteBuffer(string: "change \(sequence)")
             }
@@ -39,5 +39,18 @@ struct ChangeEventsTests {
         // ...and that older event does not take the slot back from the newer change.
         #expect(encoder.event(later, events) == "change \(later)")
         #expect(encoder.encoded == [7, later, 7])
+    }
+
+    @Test func aStreamWritingAChangeLongAfterTheOthersEncodesTheAnswerAsItIsThen() {
+        // A stream resumed from Last-Event-ID, or one whose reader stalled, writes an old change: its answer is
+        // read again rather than copied from when the change was new.
+        let events = ChangeEvents()
+        let encoder = Encoder()
+        let encoded = NIODeadline.now()
+        _ = encoder.event(7, events, at: encoded)
+        _ = encoder.event(7, events, at: encoded + .milliseconds(50))
+        #expect(encoder.encoded == [7], "the streams a change wakes at once share its event")
+        _ = encoder.event(7, events, at: encoded + ChangeEvents.reusedFor + .milliseconds(1))
+        #expect(encoder.encoded == [7, 7])
     }
 }

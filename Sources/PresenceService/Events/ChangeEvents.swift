@@ -5,31 +5,39 @@ import PresenceModel
 ///
 /// A change to a person watched by several streams is the same event on each (the same id, the same answer), so
 /// the first stream to write it looks the answer up and encodes it, and the others copy its bytes. A slot per
-/// change number, in a ring of ``capacity``: a stream that writes a change after the ring has moved past it
-/// encodes the event again itself.
+/// change number, in a ring of ``capacity``.
 ///
-/// A cached event is as fresh as a stream's own would be. A stream writes change `N` of a person only while `N` is
-/// that person's latest change marked on it, and an event encoded for `N` reads the answer as it was at or after
-/// change `N`; the person's next change is marked on the stream and written after it.
+/// A stream's event carries the person's answer as it is when the stream writes it. A copy is as good only while
+/// it is recent: the streams a change wakes write it within a turn of their event loops, and an event is reused for
+/// at most ``reusedFor`` after it was encoded. A stream that writes the change later (resumed from `Last-Event-ID`,
+/// or catching up after its reader stalled), or after the ring moved past it, encodes the answer as it is then.
 final class ChangeEvents: Sendable {
-    /// How many recent changes keep their event: a few hundred bytes each, so at most about 300 KiB; a fifth of
-    /// a second of changes at 5,000 a second, long after every stream awake has written them.
+    /// How many recent changes keep their event: a few hundred bytes each, so at most about 300 KiB.
     static let capacity = 1024
+    /// How long after it was encoded an event is copied rather than encoded again.
+    static let reusedFor = TimeAmount.milliseconds(100)
 
     private let slots = Locked([Slot](repeating: Slot(), count: ChangeEvents.capacity))
 
     private struct Slot {
         var sequence: UInt64 = 0
         var event: ByteBuffer?
+        var encodedAt = NIODeadline.uptimeNanoseconds(0)
     }
 
-    /// Change `sequence`'s event, encoded by `encode` unless a stream encoded it already.
-    func event(_ sequence: UInt64, encode: () -> ByteBuffer) -> ByteBuffer {
+    /// Change `sequence`'s event, encoded by `encode` unless a stream encoded it less than ``reusedFor`` ago.
+    func event(_ sequence: UInt64, now: NIODeadline = .now(), encode: () -> ByteBuffer) -> ByteBuffer {
         let index = Int(sequence % UInt64(Self.capacity))
-        if let cached = slots.withLock({ $0[index].sequence == sequence ? $0[index].event : nil }) { return cached }
+        let recent = slots.withLock { slots -> ByteBuffer? in
+            let slot = slots[index]
+            return slot.sequence == sequence && now - slot.encodedAt < Self.reusedFor ? slot.event : nil
+        }
+        if let recent { return recent }
         let event = encode()
         slots.withLock { slots in
-            if slots[index].sequence < sequence { slots[index] = Slot(sequence: sequence, event: event) }
+            if slots[index].sequence <= sequence {
+                slots[index] = Slot(sequence: sequence, event: event, encodedAt: now)
+            }
         }
         return event
     }

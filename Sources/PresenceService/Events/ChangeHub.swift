@@ -16,6 +16,8 @@ public final class ChangeHub: Sendable {
     public let configuration: EventStreamConfiguration
     /// Whose change numbers the event ids are: drawn at random when the process starts.
     public let instance: String
+    /// Each recent change's event, by its number, encoded once for every stream that writes it.
+    let events = ChangeEvents()
     private let state = Locked(State())
     private let logger: Logger
 

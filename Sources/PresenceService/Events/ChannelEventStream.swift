@@ -46,7 +46,7 @@ final class ChannelEventStream {
         self.endpoint = endpoint
         events = EventWriter(
             lookup: endpoint.lookup, live: endpoint.live, framing: EventStreamFraming(version: version),
-            changes: endpoint.changes)
+            changes: endpoint.hub.events)
     }
 
     /// Opens the stream `request` asks for and writes its head; false when the hub holds its most streams already
@@ -56,7 +56,7 @@ final class ChannelEventStream {
     ) -> Bool {
         let (eventLoop, bound) = (context.eventLoop, NIOLoopBound(self, eventLoop: context.eventLoop))
         let hub = endpoint.hub
-        let subscription = EventSubscription(watched: asked.watched.map(hub.watched), channel: context.channel) {
+        let subscription = EventSubscription(watched: asked.watched.map(hub.watched), channel: channel) {
             eventLoop.execute { bound.value.pump() }
         }
         let lastEventID = request.headers["Last-Event-ID"].first.flatMap { EventID(lastEventID: $0[...]) }
@@ -114,15 +114,16 @@ final class ChannelEventStream {
             } else if backlog != nil {
                 fillFromBacklog()
             }
+            // Once all that was taken is written, a change marked since that take wakes the stream again (the
+            // subscription's `wake`): there is nothing to ask for now. Without a take in this call (the end of a
+            // snapshot, or of a backlog begun in an earlier turn), the changes marked meanwhile were woken for
+            // once already, and are asked for here, whether this turn wrote anything or not (a snapshot's last
+            // event can be empty when its people all changed meanwhile).
             guard events.byteCount > 0 else {
-                if snapshot == nil && backlog == nil { break } else { continue }
+                if snapshot == nil && backlog == nil && took { break } else { continue }
             }
             written += events.byteCount
             write(events.take())
-            // All that was taken is written: a change marked since that take wakes the stream again (the
-            // subscription's `wake`), so there is nothing to ask for now. Without a take in this call (the end of
-            // a snapshot or of a backlog begun earlier), the changes marked meanwhile were woken for once already,
-            // and are asked for here.
             if snapshot == nil && backlog == nil && took { break }
             if written >= Self.bytesPerTurn {
                 let bound = NIOLoopBound(self, eventLoop: context.eventLoop)

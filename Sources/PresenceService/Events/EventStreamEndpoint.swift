@@ -14,8 +14,6 @@ struct EventStreamEndpoint: Sendable {
     let lookup: PresenceLookup
     /// Whether the XMPP source is live now; nil without a source.
     let live: @Sendable () -> Bool?
-    /// Each recent change's event, encoded once for every stream that writes it.
-    let changes = ChangeEvents()
 
     /// What a stream's request asks for: the JIDs it watches (nil: everyone) and the form of its snapshot.
     struct StreamRequest: Sendable {

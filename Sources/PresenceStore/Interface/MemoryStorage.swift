@@ -110,6 +110,11 @@ public protocol MemoryStorage: AnyObject, Sendable {
     /// The disk tier's counters; nil for a storage without one (the default).
     var diskTierStatistics: TierStatistics? { get }
 
+    /// Whether ``apply(_:receivedAt:)`` stays in memory, so that a thread that must never wait, an event loop,
+    /// may call it. True by default; false for a disk tier whose memory lets users go, which reads such a user
+    /// from disk to apply an update to them.
+    var appliesInMemory: Bool { get }
+
     /// Writes what the storage holds for durability now, on the caller's thread; true when nothing failed. The
     /// default has nothing to write.
     @discardableResult
@@ -138,6 +143,7 @@ extension MemoryStorage {
     public func restoredAsOf(_ key: BareJID) -> PresenceTime? { nil }
     public func setRestoredObserver(_ observer: (@Sendable (BareJID) -> Void)?) {}
     public var diskTierStatistics: TierStatistics? { nil }
+    public var appliesInMemory: Bool { true }
     public var keyPartCount: Int { 1 }
     public func keys(inPart part: Int) -> [BareJID] { part == 0 ? keys : [] }
     @discardableResult

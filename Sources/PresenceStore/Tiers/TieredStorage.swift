@@ -302,6 +302,8 @@ public final class TieredStorage: MemoryStorage {
     }
 
     public var diskTierStatistics: TierStatistics? { tierStatistics }
+    /// A memory that keeps everyone has every user to apply to; one that lets users go reads them from disk.
+    public var appliesInMemory: Bool { memoryKeepsEveryone }
 
     /// The disk tier's counters and the memory tier's spills.
     public var tierStatistics: TierStatistics {

@@ -15,7 +15,7 @@ extension SettingKeys {
         "feed-apply-threads", "Threads that decode and apply what feeders send, shared by all feeders",
         default: ServiceConfiguration.defaultApplyThreads, shown: "one per core", bounds: .between(1, 256))
     static let eventLoops = SettingKey<Int>(
-        "event-loops", "Threads that run every connection: the query API's, the change streams' and the feeders'",
+        "event-loops", "Threads that run the feed port's and the query API's connections, change streams included",
         default: ServiceConfiguration.defaultEventLoops, shown: "one per two cores", bounds: .between(1, 256))
     static let idleTimeout = SettingKey<Int>(
         "idle-timeout", "Seconds after which a silent feeder is closed", default: 300, bounds: .atLeast(1, "second"))
