@@ -462,7 +462,7 @@ struct ChangeStreamTests {
                         + "Host: 127.0.0.1\r\n\r\n")
                 let start = try await client.read(until: "bob@example.com")
                 before.withLock { $0[version] = start }
-                responses.withLock { $0[version] = Task { try await client.readUntilClosed() } }
+                responses.withLock { $0[version] = Task { try await client.readUntilClosed(within: .seconds(120)) } }
             }
         }
         for version in ["1.1", "1.0"] {

@@ -76,6 +76,19 @@ final class Feeder: Sendable {
         try await offPool { try bytes.withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) } }
     }
 
+    /// ``readUntilClosed()`` again and again, its texts joined, until the service closes the connection or
+    /// `patience` has passed: a debug build beside every other suite can leave a connection silent for longer than
+    /// one read's 10 s.
+    func readUntilClosed(within patience: Duration) async throws -> (text: String, closedByService: Bool) {
+        let deadline = ContinuousClock.now + patience
+        var text = ""
+        while true {
+            let read = try await readUntilClosed()
+            text += read.text
+            if read.closedByService || ContinuousClock.now >= deadline { return (text, read.closedByService) }
+        }
+    }
+
     /// Everything the service sends until it closes the connection, and whether it did close it (rather than
     /// the 10 s receive timeout running out).
     func readUntilClosed() async throws -> (text: String, closedByService: Bool) {
