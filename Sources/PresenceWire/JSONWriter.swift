@@ -313,10 +313,9 @@ public struct JSONWriter: ~Copyable {
             put(UInt8(ascii: "\\"))
             put(UInt8(ascii: "t"))
         case 0 ..< 0x20:
-            let hex: StaticString = "0123456789abcdef"
             put(UnsafeRawBufferPointer(start: ("\\u00" as StaticString).utf8Start, count: 4))
-            put(hex.utf8Start[Int(byte >> 4)])
-            put(hex.utf8Start[Int(byte & 0xF)])
+            put(HexDigit.lowercase(Int(byte >> 4)))
+            put(HexDigit.lowercase(Int(byte & 0xF)))
         default:
             put(byte)
         }
