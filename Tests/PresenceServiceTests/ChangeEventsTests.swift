@@ -14,9 +14,9 @@ struct ChangeEventsTests {
         func event(_ sequence: UInt64, _ events: ChangeEvents, at now: NIODeadline = .now()) -> String {
             let bytes = events.event(sequence, now: now) {
                 encoded.append(sequence)
-                return ByteBuffer(string: "change \(sequence)")
+                return SharedEvent { $0.writeString("change \(sequence)") }
             }
-            return String(buffer: bytes)
+            return String(buffer: bytes.event)
         }
     }
 

@@ -451,10 +451,13 @@ struct ChangeStreamTests {
 
     @Test func aStreamIsFramedForItsHTTPVersionAndEndsCleanlyWhenTheServiceStops() async throws {
         // Each response read whole over a plain socket: what a reader gets before the stop, then until the close.
+        // Between them, a change each stream writes alone (the event every stream shares, as it is or unframed),
+        // then two changes fed at once (written in one piece, or one after the other: framed either way).
         let responses = Locked<[String: Task<(text: String, closedByService: Bool), any Error>]>([:])
         let before = Locked<[String: String]>([:])
         try await withService { ports in
             try await feedAliceAndBob(ports)
+            var clients: [(version: String, client: Feeder)] = []
             for version in ["1.1", "1.0"] {
                 let client = try await Feeder.connect(port: ports.http)
                 try await client.send(
@@ -462,6 +465,22 @@ struct ChangeStreamTests {
                         + "Host: 127.0.0.1\r\n\r\n")
                 let start = try await client.read(until: "bob@example.com")
                 before.withLock { $0[version] = start }
+                clients.append((version, client))
+            }
+            let feeder = try await Feeder.connect(port: ports.feed)
+            defer { feeder.close() }
+            try await feeder.send("<presence from='alice@example.com/desk'><status>Alone</status></presence>")
+            for (version, client) in clients {
+                let alone = try await client.read(until: "Alone")
+                before.withLock { $0[version, default: ""] += alone }
+            }
+            try await feeder.send(
+                "<presence from='bob@example.com/desk'><status>Together</status></presence>"
+                    + "<presence from='alice@example.com/desk'><status>Both</status></presence>")
+            for (version, client) in clients {
+                // Written in the order they happened: alice's is the last.
+                let together = try await client.read(until: "Both")
+                before.withLock { $0[version, default: ""] += together }
                 responses.withLock { $0[version] = Task { try await client.readUntilClosed(within: .seconds(120)) } }
             }
         }
@@ -482,14 +501,23 @@ struct ChangeStreamTests {
                 #expect(
                     head.contains("Connection: close") && !head.lowercased().contains("transfer-encoding"), "\(head)")
                 #expect(body.hasPrefix("retry: "), "HTTP/1.0: the body as it is, unframed: \(body.prefix(40))")
+                let foreign = body.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
+                    !(line.isEmpty || ["id: ", "event: ", "data: ", "retry: ", ": "].contains { line.hasPrefix($0) })
+                }
+                #expect(foreign.isEmpty, "HTTP/1.0: nothing but events in the body: \(foreign)")
                 events = body
             }
             var parser = ServerSentEventParser()
             let answers = try parser.parse(Array(events.utf8)).filter { $0.name == "presence" }.map {
                 try JSONDecoder().decode(PresenceQueryResult.self, from: Data($0.data.utf8))
             }
-            #expect(answers.map(\.jid) == ["alice@example.com", "bob@example.com"], "HTTP/\(version)")
-            #expect(answers.first?.status == "Quote \" and \\ back", "HTTP/\(version)")
+            #expect(
+                answers.map(\.jid) == [
+                    "alice@example.com", "bob@example.com", "alice@example.com", "bob@example.com", "alice@example.com",
+                ], "HTTP/\(version)")
+            #expect(
+                answers.map(\.status) == ["Quote \" and \\ back", nil, "Alone", "Together", "Both"],
+                "HTTP/\(version)")
         }
     }
 

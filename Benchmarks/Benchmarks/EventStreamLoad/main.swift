@@ -3,7 +3,7 @@
 //
 //   swift build -c release --product presence
 //   swift run -c release --package-path Benchmarks EventStreamLoad [streams] [jidsPerStream] [changes/s] [seconds] [most streams]
-//   swift run -c release --package-path Benchmarks EventStreamLoad --versus-nchan [--nchan-workers=N] [streams] [jidsPerStream] [changes/s] [seconds]
+//   swift run -c release --package-path Benchmarks EventStreamLoad --versus-nchan [--nchan-workers=N] [--rounds=N] [streams] [jidsPerStream] [changes/s] [seconds]
 //
 // 1. Change-to-delivery latency: each change's status text carries the monotonic time it was sent; each event
 //    received is timed against the time in the status it delivers (coalescing delivers the latest one). The
@@ -14,7 +14,10 @@
 // rate of changes to people drawn at random:
 // against the service, then against nginx + nchan (`apt-get install -y libnginx-mod-nchan`), the reference push
 // server, where each person is a channel, a stream subscribes to its people's channels, and a change is a
-// `POST /pub?id=<person's local part>` of the answer the service would send. Step 2 is skipped.
+// `POST /pub?id=<person's local part>` of the answer the service would send. Step 2 is skipped. The two are
+// measured in rounds (`--rounds`, 3 by default), each server started afresh for each window and the order swapped
+// from one round to the next (service first, then nchan first, ...): a machine whose speed drifts during the run
+// weighs on both, and the ratio is given per round and as the median of the rounds.
 //
 // The streams are read by one SwiftNIO event loop in this process; each server is another process, as deployed.
 import Foundation
@@ -26,6 +29,7 @@ import Synchronization
 let flags = Array(CommandLine.arguments.dropFirst())
 let versusNchan = flags.contains("--versus-nchan")
 let nchanWorkers = flags.first { $0.hasPrefix("--nchan-workers=") }.flatMap { Int($0.dropFirst(16)) } ?? 1
+let rounds = max(1, flags.first { $0.hasPrefix("--rounds=") }.flatMap { Int($0.dropFirst(9)) } ?? 3)
 let arguments = flags.compactMap { Int($0) }
 let streamCount = arguments.first ?? 1000
 let jidsPerStream = arguments.dropFirst().first ?? 50
@@ -345,31 +349,58 @@ func measureDelivery(
 
 // MARK: 1. Latency and CPU under changes
 
+/// Starts a server, gives everyone a status, measures one window of delivery, then closes its streams and stops it.
+func measureAfresh(_ start: () throws -> PushServer) async throws -> Measurement {
+    let server = try start()
+    defer { server.stop() }
+    try publishEveryone(to: server)
+    let (measurement, channels) = try await measureDelivery(on: server, into: Latencies())
+    // Every stream closed before the next server opens its own: the reader's descriptors are counted against
+    // the same open-file limit.
+    try? await EventLoopFuture.andAllComplete(channels.map { $0.close() }, on: group.next()).get()
+    return measurement
+}
+
+if versusNchan {
+    var ratios: [Double] = []
+    var service: [Measurement] = []
+    var nchan: [Measurement] = []
+    for round in 1 ... rounds {
+        if round % 2 == 1 {
+            service.append(try await measureAfresh(presenceServer))
+            nchan.append(try await measureAfresh(nchanServer))
+        } else {
+            nchan.append(try await measureAfresh(nchanServer))
+            service.append(try await measureAfresh(presenceServer))
+        }
+        let (ours, theirs) = (service[round - 1].cpuMicrosecondsPerEvent, nchan[round - 1].cpuMicrosecondsPerEvent)
+        ratios.append(ours / theirs)
+        report(
+            String(
+                format: "round %d of %d: CPU per delivered event: presence serve %.2f µs, nginx + nchan %.2f µs: "
+                    + "%.2f of nchan's",
+                round, rounds, ours, theirs, ours / theirs))
+    }
+    func range(_ measurements: [Measurement]) -> String {
+        let values = measurements.map(\.cpuMicrosecondsPerEvent)
+        return String(format: "%.2f-%.2f µs", values.min() ?? .nan, values.max() ?? .nan)
+    }
+    let sorted = ratios.sorted()
+    report(
+        String(
+            format: "over %d rounds: CPU per delivered event %.2f of nchan's (median; rounds %.2f-%.2f); "
+                + "presence serve %@, nginx + nchan %@",
+            rounds, sorted[sorted.count / 2], sorted.first ?? .nan, sorted.last ?? .nan, range(service),
+            range(nchan)))
+    try await group.shutdownGracefully()
+    exit(0)
+}
+
 let service = try presenceServer()
 try publishEveryone(to: service)
 let serviceLatencies = Latencies()
 let residentBefore = service.residentBytes()
-let (serviceMeasurement, serviceChannels) = try await measureDelivery(on: service, into: serviceLatencies)
-var channels = serviceChannels
-
-if versusNchan {
-    for channel in channels { channel.close(promise: nil) }
-    channels = []
-    service.stop()
-    let nchan = try nchanServer()
-    try publishEveryone(to: nchan)
-    let (nchanMeasurement, nchanChannels) = try await measureDelivery(on: nchan, into: Latencies())
-    channels = nchanChannels
-    report(
-        String(
-            format: "CPU per delivered event: presence serve %.2f µs, nginx + nchan %.2f µs: %.2f of nchan's",
-            serviceMeasurement.cpuMicrosecondsPerEvent, nchanMeasurement.cpuMicrosecondsPerEvent,
-            serviceMeasurement.cpuMicrosecondsPerEvent / nchanMeasurement.cpuMicrosecondsPerEvent))
-    for channel in channels { channel.close(promise: nil) }
-    nchan.stop()
-    try await group.shutdownGracefully()
-    exit(0)
-}
+var channels = try await measureDelivery(on: service, into: serviceLatencies).1
 
 // MARK: 2. Capacity
 

@@ -4,8 +4,8 @@ import PresenceModel
 /// The `presence` event of each recent change, encoded once for all the streams that write it.
 ///
 /// A change to a person watched by several streams is the same event on each (the same id, the same answer), so
-/// the first stream to write it looks the answer up and encodes it, and the others copy its bytes. A slot per
-/// change number, in a ring of ``capacity``.
+/// the first stream to write it looks the answer up and encodes it, and the others write the same bytes
+/// (``SharedEvent``). A slot per change number, in a ring of ``capacity``.
 ///
 /// A stream's event carries the person's answer as it is when the stream writes it. A copy is as good only while
 /// it is recent: the streams a change wakes write it within a turn of their event loops, and an event is reused for
@@ -21,14 +21,14 @@ final class ChangeEvents: Sendable {
 
     private struct Slot {
         var sequence: UInt64 = 0
-        var event: ByteBuffer?
+        var event: SharedEvent?
         var encodedAt = NIODeadline.uptimeNanoseconds(0)
     }
 
     /// Change `sequence`'s event, encoded by `encode` unless a stream encoded it less than ``reusedFor`` ago.
-    func event(_ sequence: UInt64, now: NIODeadline = .now(), encode: () -> ByteBuffer) -> ByteBuffer {
+    func event(_ sequence: UInt64, now: NIODeadline = .now(), encode: () -> SharedEvent) -> SharedEvent {
         let index = Int(sequence % UInt64(Self.capacity))
-        let recent = slots.withLock { slots -> ByteBuffer? in
+        let recent = slots.withLock { slots -> SharedEvent? in
             let slot = slots[index]
             return slot.sequence == sequence && now - slot.encodedAt < Self.reusedFor ? slot.event : nil
         }

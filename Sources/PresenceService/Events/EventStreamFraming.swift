@@ -48,6 +48,14 @@ enum EventStreamFraming {
         body.writeStaticString("\r\n")
     }
 
+    /// The write of `event` alone, framed: the shared chunk as it is, or its event unframed.
+    func alone(_ event: SharedEvent) -> ByteBuffer {
+        switch self {
+        case .chunked: event.chunk
+        case .untilClose: event.event
+        }
+    }
+
     /// What ends the body before the connection closes: the last chunk, or nothing.
     var end: ByteBuffer {
         switch self {
