@@ -185,8 +185,12 @@ public final class ChangeHub: Sendable {
     /// Heartbeats idle streams until the service shuts down; then ends every stream so their responses complete.
     /// (A stream whose reader stopped reading is closed by its own timer on its event loop: see
     /// ``ChannelEventStream``.)
+    ///
+    /// Idle streams are looked for every quarter of the heartbeat interval: a stream gets its heartbeat between one
+    /// interval and a quarter more after its last write, and each look visits every open stream (18,000 of them
+    /// every second cost 3 % of the service's CPU under 5,000 changes a second).
     func run() async {
-        let tick = min(configuration.heartbeat, .seconds(1))
+        let tick = configuration.heartbeat / 4
         while !Task.isCancelled {
             try? await Task.sleep(for: tick)
             let open = state.withLock { Array($0.open.values) }

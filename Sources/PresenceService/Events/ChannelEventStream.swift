@@ -5,7 +5,8 @@ import PresenceStore
 /// Writes one change stream on its connection's event loop: the response head, `retry:`, the snapshot (unless the
 /// stream resumed), then each change as it comes, until the stream or the connection ends.
 ///
-/// No task waits for changes: the subscription wakes the stream by scheduling ``pump()`` on the event loop, and the
+/// No task waits for changes: the subscription wakes the stream, whose ``pump()`` its event loop then runs
+/// (``LoopPumps``, one task for the streams a loop has to write), and the
 /// connection's writability is the back-pressure (the stream writes while the channel takes bytes and resumes when
 /// it does again; meanwhile changes coalesce in the subscription). An open stream therefore costs the replica its
 /// connection and its subscription, and nothing per change it waits for. A big snapshot, or a burst of changes, is
@@ -54,10 +55,12 @@ final class ChannelEventStream {
     func open(
         _ asked: EventStreamEndpoint.StreamRequest, request: HTTPRequestHead, date: String, serverName: String
     ) -> Bool {
-        let (eventLoop, bound) = (context.eventLoop, NIOLoopBound(self, eventLoop: context.eventLoop))
+        let (pumps, bound) = (
+            endpoint.pumps.pumps(for: context.eventLoop), NIOLoopBound(self, eventLoop: context.eventLoop)
+        )
         let hub = endpoint.hub
         let subscription = EventSubscription(watched: asked.watched.map(hub.watched), channel: channel) {
-            eventLoop.execute { bound.value.pump() }
+            pumps.wake(bound)
         }
         let lastEventID = request.headers["Last-Event-ID"].first.flatMap { EventID(lastEventID: $0[...]) }
         guard let start = hub.subscribe(subscription, resumingAfter: lastEventID) else {

@@ -14,6 +14,8 @@ struct EventStreamEndpoint: Sendable {
     let lookup: PresenceLookup
     /// Whether the XMPP source is live now; nil without a source.
     let live: @Sendable () -> Bool?
+    /// Each event loop's woken streams, pumped together.
+    let pumps = LoopPumps.Registry()
 
     /// What a stream's request asks for: the JIDs it watches (nil: everyone) and the form of its snapshot.
     struct StreamRequest: Sendable {

@@ -1,0 +1,59 @@
+import NIOCore
+import PresenceModel
+
+/// The change streams of one event loop that have something to write, pumped together by one task of that loop.
+///
+/// A change wakes the stream of each subscription that watches its person. The first stream woken since the loop
+/// last pumped schedules the task; the others join its list, so a change watched by many streams on one loop costs
+/// that loop one task, not one per stream. The streams are pumped in the order they were woken.
+final class LoopPumps: Sendable {
+    private let eventLoop: any EventLoop
+    /// The streams woken since the last pump, and a spare list to swap with it (no allocation per pump).
+    private let woken = Locked<
+        (streams: [NIOLoopBound<ChannelEventStream>], spare: [NIOLoopBound<ChannelEventStream>])
+    >(
+        ([], []))
+
+    private init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// `stream` has something to write: it is pumped in a coming turn of its loop.
+    func wake(_ stream: NIOLoopBound<ChannelEventStream>) {
+        let first = woken.withLock { woken in
+            woken.streams.append(stream)
+            return woken.streams.count == 1
+        }
+        if first { eventLoop.execute { self.pumpWoken() } }
+    }
+
+    private func pumpWoken() {
+        var streams = woken.withLock { woken in
+            // The woken list is taken whole; the spare, empty with its capacity, takes its place.
+            var taken = woken.spare
+            swap(&taken, &woken.streams)
+            woken.spare = []
+            return taken
+        }
+        for stream in streams { stream.value.pump() }
+        streams.removeAll(keepingCapacity: true)
+        woken.withLock { $0.spare = streams }
+    }
+
+    /// Each event loop's pumps, made when a loop opens its first stream and kept for as long as the service runs.
+    final class Registry: Sendable {
+        private let loops = Locked<[ObjectIdentifier: LoopPumps]>([:])
+
+        init() {}
+
+        /// The pumps of `eventLoop`.
+        func pumps(for eventLoop: any EventLoop) -> LoopPumps {
+            loops.withLock { loops in
+                if let pumps = loops[ObjectIdentifier(eventLoop)] { return pumps }
+                let pumps = LoopPumps(eventLoop: eventLoop)
+                loops[ObjectIdentifier(eventLoop)] = pumps
+                return pumps
+            }
+        }
+    }
+}
