@@ -8,11 +8,14 @@ import PresenceModel
 /// that loop one task, not one per stream. The streams are pumped in the order they were woken.
 final class LoopPumps: Sendable {
     private let eventLoop: any EventLoop
-    /// The streams woken since the last pump, and a spare list to swap with it (no allocation per pump).
-    private let woken = Locked<
-        (streams: [NIOLoopBound<ChannelEventStream>], spare: [NIOLoopBound<ChannelEventStream>])
-    >(
-        ([], []))
+    private let woken = Locked(Woken())
+
+    /// The streams woken since the last pump, and a spare list, empty, that takes their place when they are pumped
+    /// (no allocation per pump).
+    private struct Woken {
+        var streams: [NIOLoopBound<ChannelEventStream>] = []
+        var spare: [NIOLoopBound<ChannelEventStream>] = []
+    }
 
     private init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
