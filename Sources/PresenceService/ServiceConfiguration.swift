@@ -47,7 +47,7 @@ public struct ServiceConfiguration: Sendable {
     public static var defaultApplyThreads: Int { ApplyPool.defaultThreadCount }
     /// One event loop per two cores, at least one. A change is written by every loop that holds a stream watching
     /// it, and each such loop is a thread woken for it: on two cores, one loop delivered a change stream's event
-    /// for a quarter less CPU than two and answered as many queries (Documentation/Benchmarks.md, CPU per delivered
+    /// for a fifth less CPU than two and answered as many queries (Documentation/Benchmarks.md, CPU per delivered
     /// event). Big reads from feeders are parsed on Swift's global pool and applied by ``applyThreads``.
     public static var defaultEventLoops: Int { max(1, ApplyPool.defaultThreadCount / 2) }
     public static let defaultIdleTimeout: Duration = .seconds(300)

@@ -7,14 +7,14 @@ import PresenceModel
 /// the first stream to write it looks the answer up and encodes it, and the others write the same bytes
 /// (``SharedEvent``). A slot per change number, in a ring of ``capacity``.
 ///
-/// A stream's event carries the person's answer as it is when the stream writes it. A copy is as good only while
-/// it is recent: the streams a change wakes write it within a turn of their event loops, and an event is reused for
-/// at most ``reusedFor`` after it was encoded. A stream that writes the change later (resumed from `Last-Event-ID`,
+/// A stream's event carries the person's answer as it is when the stream writes it. A shared event is as good only
+/// while it is recent: the streams a change wakes write it within a turn of their event loops, and an event is reused
+/// for at most ``reusedFor`` after it was encoded. A stream that writes the change later (resumed from `Last-Event-ID`,
 /// or catching up after its reader stalled), or after the ring moved past it, encodes the answer as it is then.
 final class ChangeEvents: Sendable {
     /// How many recent changes keep their event: a few hundred bytes each, so at most about 300 KiB.
     static let capacity = 1024
-    /// How long after it was encoded an event is copied rather than encoded again.
+    /// How long after it was encoded an event is shared rather than encoded again.
     static let reusedFor = TimeAmount.milliseconds(100)
 
     private let slots = Locked([Slot](repeating: Slot(), count: ChangeEvents.capacity))

@@ -29,7 +29,7 @@ final class ChannelEventStream {
     private var ended = false
     /// Whether the connection takes more bytes: the channel's writability as SwiftNIO reports each change of it
     /// (``writabilityChanged()``, called from inside the write that crosses a watermark). The channel's own flag is
-    /// an object of its own that writing never touches, so reading it cost a cache miss per event.
+    /// an object of its own that writing never touches, so reading it costs a cache miss per event.
     private var writable: Bool
     /// Whether ``pump()`` is running: writing can make the channel writable again at once, and the writability
     /// change calls ``pump()`` from inside the write; that call returns and the running one goes on.

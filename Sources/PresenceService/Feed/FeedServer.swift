@@ -17,12 +17,12 @@ import XMPPStream
 /// (``ComponentHandshake``).
 ///
 /// A connection's task parses (``FeederConnection``, which says where); the feed's ``ApplyPool`` (one per server,
-/// ``ServiceConfiguration/applyThreads`` threads, shared by all feeders) decodes and applies, each feeder's stanzas
-/// in order, so one fast feeder keeps two cores busy. Reading pauses while a feeder's queue in the pool is full (NIO's async channel back-pressure), so a fast feeder
-/// cannot make the service buffer without bound. The service's counters count a stanza once it is applied, so
-/// `/v1/stats` never shows an update that queries cannot see yet. A feeder that closes its side has its connection
-/// closed once everything it sent is applied. On graceful shutdown it stops accepting and lets open streams finish
-/// what they sent.
+/// ``ServiceConfiguration/applyThreads`` threads, shared by all feeders) decodes and applies, each feeder's stanzas in
+/// order, so one fast feeder keeps two cores busy. Reading pauses while a feeder's queue in the pool is full (NIO's
+/// async channel back-pressure), so a fast feeder cannot make the service buffer without bound. The service's counters
+/// count a stanza once it is applied, so `/v1/stats` never shows an update that queries cannot see yet. A feeder that
+/// closes its side has its connection closed once everything it sent is applied. On graceful shutdown it stops
+/// accepting and lets open streams finish what they sent.
 public struct FeedServer: Service, CustomStringConvertible {
     let configuration: ServiceConfiguration
     let storage: any MemoryStorage
