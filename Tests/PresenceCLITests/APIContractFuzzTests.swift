@@ -3,7 +3,7 @@ import PresenceTestSupport
 import Testing
 
 /// The HTTP API against its own document, by an independent property-based tester: schemathesis (PyPI, pinned in
-/// script/bootstrap) generates requests from `/openapi.yaml` as the running service serves it, valid ones and
+/// script/bootstrap, which installs it into the project's virtual environment, .build/python) generates requests from `/openapi.yaml` as the running service serves it, valid ones and
 /// invalid ones, and checks every answer with all of its checks (status codes and response schemas documented,
 /// valid data accepted and invalid data refused, methods, authentication, the change stream's events). A failure
 /// prints schemathesis' report, with each case's `curl` and `st replay` reproduction.
@@ -13,13 +13,19 @@ import Testing
 /// tested with the same generated cases on every run; the long campaign, the same tests with more examples, a seed
 /// of its own (`CONTRACT_FUZZ_SEED=random`) and `CONTRACT_FUZZ_REPORTS` naming a directory that keeps each report,
 /// is in Documentation/Reliability.md.
-@Suite("The HTTP API keeps its document's promises under a property-based tester", .serialized)
+@Suite("The HTTP API keeps its document's promises under a property-based tester", .serialized, .realServers)
 struct APIContractFuzzTests {
     static let examples = ProcessInfo.processInfo.environment["CONTRACT_FUZZ_EXAMPLES"] ?? "40"
     /// schemathesis' `--seed`, or none (a new seed each run) for `random`.
     static let seed: String? = {
         let value = ProcessInfo.processInfo.environment["CONTRACT_FUZZ_SEED"] ?? "20261126"
         return value == "random" ? nil : value
+    }()
+
+    /// The schemathesis script/bootstrap installs into .build/python; the one on the PATH when there is none there.
+    static let schemathesis: [String] = {
+        let installed = CLI.repository.appendingPathComponent(".build/python/bin/schemathesis").path
+        return FileManager.default.isExecutableFile(atPath: installed) ? [installed] : ["schemathesis"]
     }()
 
     /// Runs schemathesis against the service on `port`, with `headers` on every request; its exit status and report.
@@ -34,8 +40,8 @@ struct APIContractFuzzTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            [
-                "schemathesis", "--config-file", configuration.path, "--no-color", "run",
+            schemathesis + [
+                "--config-file", configuration.path, "--no-color", "run",
                 "http://127.0.0.1:\(port)/openapi.yaml", "--checks", "all", "--mode", "all",
                 "--max-examples", examples, "--request-timeout", "5", "--workers", "2",
                 // Hypothesis' checks on its own generation (too slow, data too large): on two cores shared with the

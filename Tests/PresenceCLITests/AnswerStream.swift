@@ -11,12 +11,12 @@ import PresenceTestSupport
 final class AnswerStream: Sendable {
     private let reader: TestEventStream
 
-    init(port: Int, jids: [String], lasting: TimeInterval = 60) async throws {
+    init(port: Int, jids: [String], lasting: Duration = TestDeadline.serverCycle) async throws {
         let reader = try await TestEventStream(
             host: "127.0.0.1", port: port,
             path: "/v1/presence/events?" + jids.map { "jid=\($0)" }.joined(separator: "&"))
         self.reader = reader
-        DispatchQueue.global().asyncAfter(deadline: .now() + lasting) { reader.close() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Double(lasting.components.seconds)) { reader.close() }
     }
 
     /// The next event's answer; nil when the stream ended (or was closed).

@@ -61,7 +61,7 @@ enum CLI {
     /// its own while the pipe is still open). A run still going after `timeout` is killed and marked timed out.
     static func run(
         _ arguments: [String], stdinChunks: [Data]? = nil, delay: TimeInterval = 0, closeInput: Bool = true,
-        timeout: Duration = .seconds(120), environment: [String: String] = [:]
+        timeout: Duration = TestDeadline.processExit, environment: [String: String] = [:]
     ) throws -> CLIResult {
         let process = Process()
         process.executableURL = binary
@@ -95,7 +95,7 @@ enum CLI {
     /// thread of its own, not on one of the cooperative pool's (see `onAThreadOfItsOwn`).
     static func run(
         _ arguments: [String], stdinChunks: [Data]? = nil, delay: TimeInterval = 0, closeInput: Bool = true,
-        timeout: Duration = .seconds(120)
+        timeout: Duration = TestDeadline.processExit
     ) async throws -> CLIResult {
         try await onAThreadOfItsOwn {
             try run(arguments, stdinChunks: stdinChunks, delay: delay, closeInput: closeInput, timeout: timeout)

@@ -1,4 +1,5 @@
 import Foundation
+import PresenceTestSupport
 import Testing
 
 @Suite("The presence command, end to end", .serialized)
@@ -166,7 +167,7 @@ struct CLITests {
         ]
         let result = try CLI.run(
             ["query", "--input", "-", "--format", "json", "a@example.com", "b@example.com", "c@example.com"],
-            stdinChunks: chunks.map { Data($0.utf8) }, delay: 0.1, closeInput: false, timeout: .seconds(30))
+            stdinChunks: chunks.map { Data($0.utf8) }, delay: 0.1, closeInput: false, timeout: TestDeadline.processExit)
         #expect(!result.timedOut, "the command waited for the end of standard input")
         #expect(result.status == 65, "\(result.stderr)")
         let results = try #require(result.json?["results"] as? [[String: Any]])

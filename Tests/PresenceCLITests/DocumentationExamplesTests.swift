@@ -4,7 +4,7 @@ import Testing
 
 /// The examples a new user copies from the README and the getting-started guide run as written: a guide that
 /// lies fails the build.
-@Suite("The README's and the getting-started guide's examples run as written")
+@Suite("The README's and the getting-started guide's examples run as written", .realServers)
 struct DocumentationExamplesTests {
     static let guides = ["README.md", "Documentation/GettingStarted.md"]
 
@@ -60,7 +60,7 @@ struct DocumentationExamplesTests {
             if let serviceURL, argument == "http://127.0.0.1:8080" { return serviceURL }
             return argument
         }
-        return try CLI.run(Array(arguments), timeout: .seconds(300))
+        return try CLI.run(Array(arguments), timeout: TestDeadline.processExit)
     }
 
     @Test(arguments: guides)

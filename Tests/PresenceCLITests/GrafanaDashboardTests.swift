@@ -5,7 +5,7 @@ import Testing
 /// The shipped Grafana dashboard (`Samples/deploy/grafana-dashboard.json`) against a running service's
 /// `/metrics`: every metric a panel queries is one the service exports, so the dashboard cannot drift from the
 /// code.
-@Suite("The shipped Grafana dashboard")
+@Suite("The shipped Grafana dashboard", .realServers)
 struct GrafanaDashboardTests {
     static let dashboard = CLI.repository.appendingPathComponent("Samples/deploy/grafana-dashboard.json")
 

@@ -38,7 +38,7 @@ final class HeldStreams {
     /// Closes every stream: the script ends with its standard input.
     func release() {
         try? input.fileHandleForWriting.close()
-        _ = CLI.waitForExit(process, timeout: .seconds(30))
+        _ = CLI.waitForExit(process, timeout: TestDeadline.processExit)
     }
 
     private static func firstLine(of handle: FileHandle) -> String {

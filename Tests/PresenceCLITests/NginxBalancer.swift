@@ -43,7 +43,7 @@ final class NginxBalancer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        if ListeningPort.waitUntilHeld([port], by: process, timeout: .seconds(20)) { return }
+        if ListeningPort.waitUntilHeld([port], by: process, timeout: TestDeadline.serverReady) { return }
         throw CocoaError(.fileReadUnknown, userInfo: ["nginx": errorLog])
     }
 
@@ -52,7 +52,7 @@ final class NginxBalancer {
     deinit {
         if process.isRunning {
             process.terminate()
-            _ = CLI.waitForExit(process, timeout: .seconds(10))
+            _ = CLI.waitForExit(process, timeout: TestDeadline.processExit)
         }
         try? FileManager.default.removeItem(at: directory)
     }

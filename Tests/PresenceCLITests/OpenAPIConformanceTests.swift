@@ -5,7 +5,7 @@ import Testing
 /// The OpenAPI document (`GET /openapi.yaml`, `Sources/PresenceService/OpenAPI/openapi.yaml`) says what the
 /// service really answers: every route's real responses, errors included, validated against it with an
 /// independent JSON Schema validator (Debian's python3-jsonschema), and every route of the document exercised.
-@Suite("The OpenAPI document describes every real response", .serialized)
+@Suite("The OpenAPI document describes every real response", .serialized, .realServers)
 struct OpenAPIConformanceTests {
     static let document = CLI.repository.appendingPathComponent("Sources/PresenceService/OpenAPI/openapi.yaml")
 
@@ -104,7 +104,7 @@ struct OpenAPIConformanceTests {
         // At most two streams at once. (The service notices a stream's reader is gone at its next write: wait for
         // the ones above to be let go before opening more.)
         func noStreamOpen() async throws -> Bool {
-            try await eventually(timeout: .seconds(30)) {
+            try await eventually(timeout: TestDeadline.condition) {
                 let stats = try await TestHTTP.get(port: port, path: "/v1/stats")
                 return (try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any])?["eventStreams"]
                     as? Int == 0
@@ -160,7 +160,7 @@ struct OpenAPIConformanceTests {
         process.standardError = output
         try process.run()
         let drained = PipeDrain(output)
-        #expect(CLI.waitForExit(process, timeout: .seconds(60)))
+        #expect(CLI.waitForExit(process, timeout: TestDeadline.processExit))
         #expect(process.terminationStatus == 0, "\(drained.finish())")
         #expect(exchanges.recorded.count >= 30)
     }

@@ -3,7 +3,7 @@ import PresenceTestSupport
 import Testing
 
 /// The people page at `/` in a real browser: Debian's chromium, driven through chromedriver by python3-selenium.
-@Suite("The people page in a real browser", .serialized)
+@Suite("The people page in a real browser", .serialized, .realServers)
 struct PeoplePageBrowserTests {
     /// Where the page's screenshot is kept after the test: `.build/artifacts/people-page.png`.
     static let screenshot = CLI.repository.appendingPathComponent(".build/artifacts/people-page.png")
@@ -84,7 +84,7 @@ struct PeoplePageBrowserTests {
         process.standardError = output
         try process.run()
         let drained = PipeDrain(output)
-        #expect(CLI.waitForExit(process, timeout: .seconds(120)), "the browser test finished")
+        #expect(CLI.waitForExit(process, timeout: TestDeadline.processExit), "the browser test finished")
         #expect(process.terminationStatus == 0, "\(drained.finish())")
     }
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// Three replicas on one watcher account behind Debian's nginx running the shipped sample configuration, against
 /// a real Prosody and a real ejabberd: what a deployment that must not lose its screens depends on.
-@Suite("Replicas behind nginx", .serialized)
+@Suite("Replicas behind nginx", .serialized, .realServers)
 struct ReplicasBehindNginxTests {
     static let members = (1 ... 5).map { "m\($0)" }
     static var jids: [String] { members.map { "\($0)@example.test" } }
@@ -78,7 +78,7 @@ struct ReplicasBehindNginxTests {
         try await setEveryone(to: 2)
         // Every stream open and caught up before a replica dies: a loaded machine can take seconds to open them.
         #expect(
-            try await eventually(timeout: .seconds(30)) {
+            try await eventually(timeout: TestDeadline.condition) {
                 load.latestByStream.allSatisfy { $0 == Self.everyone(at: 2) }
             },
             "every stream is open and has everyone at 2 before the kill: \(load.latestByStream)")
@@ -105,7 +105,7 @@ struct ReplicasBehindNginxTests {
             #expect(try await eventually { try await Self.counters(port: replica.httpPort) == Self.everyone(at: 4) })
         }
         #expect(
-            try await eventually(timeout: .seconds(15)) {
+            try await eventually(timeout: TestDeadline.condition) {
                 load.latestByStream.allSatisfy { $0 == Self.everyone(at: 4) }
             },
             "every stream reaches the latest status of everyone: \(load.latestByStream)")
@@ -134,7 +134,7 @@ struct ReplicasBehindNginxTests {
         // has taken over 3 s, and nginx's round robin gives a server back its turn only after a few requests.
         let servedBy = Locked<[String]>([])
         #expect(
-            try await eventually(timeout: .seconds(60)) {
+            try await eventually(timeout: TestDeadline.serverCycle) {
                 let reader = try await TestEventStream(
                     host: "127.0.0.1", port: nginx.port, path: "/v1/presence/events?jid=m1@example.test")
                 defer { reader.close() }

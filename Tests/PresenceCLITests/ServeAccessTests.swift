@@ -3,7 +3,7 @@ import PresenceTestSupport
 import Testing
 
 /// `presence serve` with tokens, a feed secret and TLS, as an operator starts it, and the CLI clients against it.
-@Suite("Serving beyond loopback: tokens, the feed secret and TLS")
+@Suite("Serving beyond loopback: tokens, the feed secret and TLS", .realServers)
 struct ServeAccessTests {
     static let token = "cli-token-0123456789abcdef"
     static let secret = "feed secret for the cli test"
@@ -36,7 +36,7 @@ struct ServeAccessTests {
         process.standardError = output
         try process.run()
         let drain = PipeDrain(output)
-        #expect(CLI.waitForExit(process, timeout: .seconds(60)))
+        #expect(CLI.waitForExit(process, timeout: TestDeadline.processExit))
         return (process.terminationStatus, drain.finish())
     }
 
@@ -74,7 +74,7 @@ struct ServeAccessTests {
             (["--api-token-file", files["missing"]], "cannot be read"),
         ]
         for (arguments, missing) in cases {
-            let result = try CLI.run(["serve"] + arguments, timeout: .seconds(30))
+            let result = try CLI.run(["serve"] + arguments, timeout: TestDeadline.processExit)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(missing), "\(arguments): \(result.stderr)")
             #expect(!result.stderr.contains("sh0rt-s3cret"), "a token is never quoted")
@@ -106,7 +106,7 @@ struct ServeAccessTests {
             ["query", "--server", api, "--token-file", files["wrong-token"], "alice@example.com"],
             ["stats", "--server", api], ["watch", "--server", api, "alice@example.com"],
         ] {
-            let refused = try CLI.run(arguments, timeout: .seconds(30))
+            let refused = try CLI.run(arguments, timeout: TestDeadline.processExit)
             #expect(refused.status != 0 && refused.stderr.contains("bearer token"), "\(arguments): \(refused.stderr)")
             #expect(!refused.stdout.contains("away"))
         }
@@ -172,7 +172,7 @@ struct ServeAccessTests {
         let lines = PipeDrain(watched)
         for _ in 0 ..< 400 where !lines.text.contains("\n") { try await Task.sleep(for: .milliseconds(25)) }
         kill(watch.processIdentifier, SIGINT)
-        #expect(CLI.waitForExit(watch, timeout: .seconds(10)))
+        #expect(CLI.waitForExit(watch, timeout: TestDeadline.processExit))
         #expect(lines.text.contains("\"show\":\"away\""), "the change stream over TLS: \(lines.text)")
         #expect(server.stop() == 0)
     }

@@ -44,7 +44,7 @@ final class RunningServer: @unchecked Sendable {
         process.standardError = pipe
         try process.run()
         errors = PipeDrain(pipe)
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + TestDeadline.serverReady
         var ports: (Int, Int)?
         while ports == nil && process.isRunning && ContinuousClock.now < deadline {
             ports = RunningServer.ports(in: errors.text)
@@ -52,7 +52,7 @@ final class RunningServer: @unchecked Sendable {
         }
         guard let ports else {
             process.terminate()
-            _ = CLI.waitForExit(process, timeout: .seconds(30))
+            _ = CLI.waitForExit(process, timeout: TestDeadline.processExit)
             throw CocoaError(.fileReadUnknown, userInfo: ["log": errors.text])
         }
         (feedPort, httpPort) = ports
@@ -92,7 +92,7 @@ final class RunningServer: @unchecked Sendable {
     /// SIGTERM, then the exit status (killed after 30 s).
     func stop() -> Int32 {
         process.terminate()
-        guard CLI.waitForExit(process, timeout: .seconds(30)) else { return -1 }
+        guard CLI.waitForExit(process, timeout: TestDeadline.processExit) else { return -1 }
         return process.terminationStatus
     }
 
@@ -108,7 +108,7 @@ final class RunningServer: @unchecked Sendable {
     }
 }
 
-@Suite("presence serve, query --server and stats --server, end to end", .serialized)
+@Suite("presence serve, query --server and stats --server, end to end", .serialized, .realServers)
 struct ServeCommandTests {
     static func send(_ text: String, toPort port: Int) throws {
         let descriptor = try LoopbackTCP.connect(port: port)
@@ -154,7 +154,7 @@ struct ServeCommandTests {
         #expect(objects.count == lines.text.split(separator: "\n").count, "one JSON object per line")
 
         kill(watch.processIdentifier, SIGINT)
-        #expect(CLI.waitForExit(watch, timeout: .seconds(10)))
+        #expect(CLI.waitForExit(watch, timeout: TestDeadline.processExit))
         #expect(watch.terminationStatus == 0)
 
         // Text: one line per change, with what a screen shows.
@@ -167,7 +167,7 @@ struct ServeCommandTests {
         let textLines = PipeDrain(textOutput)
         for _ in 0 ..< 400 where !textLines.text.contains("\n") { Thread.sleep(forTimeInterval: 0.025) }
         kill(textWatch.processIdentifier, SIGINT)
-        #expect(CLI.waitForExit(textWatch, timeout: .seconds(10)))
+        #expect(CLI.waitForExit(textWatch, timeout: TestDeadline.processExit))
         #expect(textLines.text.contains(" alice@example.com available away \"Back at 3\""))
         #expect(server.stop() == 0)
     }
@@ -178,7 +178,7 @@ struct ServeCommandTests {
         // The refusal comes on a connection the service keeps open: watch reads the answer's length, not to a close.
         let watch = try CLI.run(
             ["watch", "--server", "http://127.0.0.1:\(server.httpPort)", "alice@example.com", "bob@example.com"],
-            timeout: .seconds(30))
+            timeout: TestDeadline.processExit)
         #expect(!watch.timedOut, "watch ended instead of waiting: \(watch.stderr)")
         #expect(watch.status != 0)
         #expect(watch.stderr.contains("the service answered 4"), "\(watch.stderr)")
@@ -234,7 +234,7 @@ struct ServeCommandTests {
     }
 
     @Test func serveRefusesNonLoopbackAddressesWithoutTheFlag() throws {
-        let result = try CLI.run(["serve", "--http", "0.0.0.0:8080"], timeout: .seconds(30))
+        let result = try CLI.run(["serve", "--http", "0.0.0.0:8080"], timeout: TestDeadline.processExit)
         #expect(result.status == 64)
         #expect(result.stderr.contains("--allow-remote"))
     }
@@ -245,7 +245,7 @@ struct ServeCommandTests {
             (["--resync-interval", "0"], "between 0.1 and 604800 seconds, or never"),
             (["--resync-interval", "soon"], "resync-interval"), (["--resync-members", "some"], "resync-members"),
         ] {
-            let result = try await CLI.run(["serve"] + arguments, timeout: .seconds(30))
+            let result = try await CLI.run(["serve"] + arguments, timeout: TestDeadline.processExit)
             #expect(result.status == 64, "\(arguments)")
             #expect(result.stderr.contains(says), "\(arguments): \(result.stderr)")
         }
@@ -254,20 +254,20 @@ struct ServeCommandTests {
     @Test func aServerThatIsNotThereIsAClearError() throws {
         let (descriptor, port) = LoopbackTCP.boundSocket(listening: false)  // bound, not listening: connections are refused
         defer { close(descriptor) }
-        let result = try CLI.run(["stats", "--server", "http://127.0.0.1:\(port)"], timeout: .seconds(30))
+        let result = try CLI.run(["stats", "--server", "http://127.0.0.1:\(port)"], timeout: TestDeadline.processExit)
         #expect(result.status != 0)
         #expect(result.stderr.contains("cannot reach the service"))
     }
 }
 
-@Suite("presence serve fails cleanly")
+@Suite("presence serve fails cleanly", .realServers)
 struct ServeFailureTests {
     @Test func aPortInUseEndsTheServiceWithAnErrorInsteadOfHanging() throws {
         let (descriptor, busy) = LoopbackTCP.boundSocket(listening: true)
         defer { close(descriptor) }
         let result = try CLI.run(
             ["serve", "--feed", "127.0.0.1:\(busy)", "--http", "127.0.0.1:0", "--log-level", "critical"],
-            timeout: .seconds(60))
+            timeout: TestDeadline.processExit)
         #expect(!result.timedOut, "serve hung on a port in use")
         #expect(result.status != 0)
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// `presence serve --config FILE` and `PRESENCE_*` environment variables beside the flags: which one wins, and
 /// the errors an operator gets for a file or a variable the service cannot use.
-@Suite("presence serve: configuration file, environment and flags")
+@Suite("presence serve: configuration file, environment and flags", .realServers)
 struct ServeConfigurationTests {
     /// A file of its own with `text`, removed with `directory`.
     static func file(_ text: String, named name: String = "presence.yaml", in directory: URL) throws -> String {

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// `presence serve --data-dir`, as a process: restarts, crashes and a second process on the same directory.
-@Suite("presence serve keeps statuses on disk across restarts and crashes", .serialized)
+@Suite("presence serve keeps statuses on disk across restarts and crashes", .serialized, .realServers)
 struct ServeDiskTierTests {
     private static func json(_ port: Int, _ path: String) async throws -> [String: Any] {
         let response = try await TestHTTP.get(port: port, path: path)
@@ -24,7 +24,7 @@ struct ServeDiskTierTests {
     /// the disk is: with the whole suite beside it, a disk tier that writes through an LRU of 10 can take tens of
     /// seconds over 200 users.
     private static func waitUntil(_ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = ContinuousClock.now + TestDeadline.serverCycle
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
             try? await Task.sleep(for: .milliseconds(20))
@@ -71,7 +71,7 @@ struct ServeDiskTierTests {
             }, "a status updated since the restart is current")
 
         let second = try await CLI.run(
-            ["serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data-dir", data], timeout: .seconds(30))
+            ["serve", "--feed", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data-dir", data], timeout: TestDeadline.processExit)
         #expect(second.status == 74, "one process per data directory")
         #expect(second.stderr.contains("in use by another presence process"), "\(second.stderr)")
         #expect(server.stop() == 0)

@@ -5,7 +5,7 @@ import Testing
 
 /// Several `presence serve` on one watcher account against a real Prosody and a real ejabberd: readiness, the
 /// resource conflict, and the resync that corrects what the server no longer holds.
-@Suite("presence serve as one of several replicas", .serialized)
+@Suite("presence serve as one of several replicas", .serialized, .realServers)
 struct ServeReplicaTests {
     static let password = "replicated ✓"
 
@@ -211,13 +211,13 @@ struct ServeReplicaTests {
             toPort: replica.feedPort)
         // Applied, then corrected by the next resync (every 2 s): one already done by the time this looks counts.
         #expect(
-            try await eventually(timeout: .seconds(20)) {
+            try await eventually(timeout: TestDeadline.condition) {
                 let status = try await Self.answer("bob@example.test", port: replica.httpPort)?["status"] as? String
                 let corrected = try await Self.source(port: replica.httpPort)?["resyncCorrected"] as? Int ?? 0
                 return status == "Gone long ago" || corrected >= 1
             })
         #expect(
-            try await eventually(timeout: .seconds(20)) {
+            try await eventually(timeout: TestDeadline.condition) {
                 try await Self.answer("bob@example.test", port: replica.httpPort)?["state"] as? String == "offline"
             })
         #expect(try await eventually { try await Self.source(port: replica.httpPort)?["resyncCorrected"] as? Int == 1 })

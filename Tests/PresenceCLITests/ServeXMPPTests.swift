@@ -4,7 +4,7 @@ import Testing
 
 /// `presence serve --xmpp-jid` against a real Prosody and a real ejabberd: the operator's setup from the README, end
 /// to end.
-@Suite("presence serve watching a real XMPP server", .serialized)
+@Suite("presence serve watching a real XMPP server", .serialized, .realServers)
 struct ServeXMPPTests {
     static let password = "watch-them-all ✓"
 
@@ -185,7 +185,7 @@ struct ServeXMPPTests {
         let second = try RunningServer(arguments)
         defer { _ = second.stop() }
         #expect(
-            try await eventually(timeout: .seconds(30)) { try await allAnswer(expected, port: second.httpPort) },
+            try await eventually(timeout: TestDeadline.condition) { try await allAnswer(expected, port: second.httpPort) },
             "everyone's status is back from the server's snapshot, with what changed while the service was dead")
         // Not a timed assertion: the figure goes to the README's reliability section.
         print("statuses back \(restarted.duration(to: .now)) after the restart")
@@ -216,7 +216,7 @@ struct ServeXMPPTests {
     }
 
     @Test(arguments: XMPPServerKind.allCases)
-    func sigtermClosesTheXMPPStreamAndExitsPromptly(on kind: XMPPServerKind) async throws {
+    func sigtermClosesTheXMPPStreamAndExits(on kind: XMPPServerKind) async throws {
         let server = try await kind.start(
             accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]])
         defer { server.stop() }
@@ -231,10 +231,9 @@ struct ServeXMPPTests {
             })
         let started = ContinuousClock.now
         #expect(service.stop() == 0)
-        let took = started.duration(to: .now)
-        // Generous for a loaded machine (ThreadSanitizer); an unclosed stream made it 5 s and more.
-        #expect(took < .seconds(3), "SIGTERM took \(took)")
-        print("SIGTERM with an XMPP session on \(kind) exited after \(took)")
+        PromiseLog.record(
+            "SIGTERM with an XMPP session on \(kind)", promise: XMPPServerFailureTests.ServerRateLimitTests.stoppedWithin,
+            measured: started.duration(to: .now))
         #expect(service.log.contains("XMPP source stopped"))
         if kind == .ejabberd {
             // ejabberd logs how each session ended: a stream the client closed is not a lost connection.
@@ -243,7 +242,7 @@ struct ServeXMPPTests {
                 let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
                 return log.split(separator: "\n").filter { $0.contains("Closing c2s session for watcher@") }
             }
-            #expect(try await eventually(timeout: .seconds(10)) { !closing().isEmpty })
+            #expect(try await eventually(timeout: TestDeadline.condition) { !closing().isEmpty })
             print(closing().joined(separator: "\n"))
             #expect(closing().allSatisfy { !$0.contains("connection closed") }, "\(closing())")
         }

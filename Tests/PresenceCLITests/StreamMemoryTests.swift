@@ -13,7 +13,7 @@ import Testing
 /// The budget holds that order of magnitude: the connection's task kept in the router's request loop (16 KiB in
 /// all), a task writing each stream (about 8 KiB more) or a buffer kept per stream (a snapshot's 64 KiB write, a
 /// read buffer grown and never given back) breaks it.
-@Suite("What a change stream costs the replica", .serialized)
+@Suite("What a change stream costs the replica", .serialized, .realServers)
 struct StreamMemoryTests {
     static let streams = 2_000
     static let budgetPerStream = 14 * 1024
@@ -27,7 +27,7 @@ struct StreamMemoryTests {
         // Streams that open and close first: what the first streams set up once (the hub's observer, the event
         // loops' pools, the allocator's arenas) is in the baseline, not charged to the streams measured.
         try await HeldStreams(count: 200, watching: "w", port: server.httpPort).release()
-        #expect(try await eventually(timeout: .seconds(30)) { try await Self.openStreams(port: server.httpPort) == 0 })
+        #expect(try await eventually(timeout: TestDeadline.condition) { try await Self.openStreams(port: server.httpPort) == 0 })
         let baseline = try Self.residentBytes(of: server.process.processIdentifier)
 
         let open = try await HeldStreams(count: Self.streams, watching: "u", port: server.httpPort)

@@ -3,7 +3,7 @@ import PresenceTestSupport
 import Testing
 
 /// The shipped systemd unit (`Samples/deploy/presence.service`) and the readiness protocol it relies on.
-@Suite("presence serve under systemd: the shipped unit and Type=notify")
+@Suite("presence serve under systemd: the shipped unit and Type=notify", .realServers)
 struct SystemdUnitTests {
     static let unit = CLI.repository.appendingPathComponent("Samples/deploy/presence.service")
 
@@ -29,7 +29,7 @@ struct SystemdUnitTests {
         process.standardError = output
         try process.run()
         let drained = PipeDrain(output)
-        #expect(CLI.waitForExit(process, timeout: .seconds(60)))
+        #expect(CLI.waitForExit(process, timeout: TestDeadline.processExit))
         let report = drained.finish()
         #expect(process.terminationStatus == 0 && !report.contains("presence.service:"), "\(report)")
     }

@@ -11,13 +11,14 @@ import Testing
 ///
 /// One at a time: each holds real servers (two Erlang VMs for the cluster) and a service process for tens of
 /// seconds, which a machine running the rest of the suite under ThreadSanitizer has little room for.
-@Suite("presence serve when its XMPP server fails without a word", .serialized)
+@Suite("presence serve when its XMPP server fails without a word", .serialized, .realServers)
 struct XMPPServerFailureTests {
-    /// The promise: a hang is noticed within 30 s of the server's last byte.
+    /// The guides' promise: a hang is noticed within 30 s of the server's last byte (measured by
+    /// `Benchmarks/Scripts/promises.sh`; the keep-alive's exact bound is `KeepAliveTests`' to hold).
     static let noticedWithin: Duration = .seconds(30)
 
     @Test(arguments: XMPPServerKind.allCases)
-    func aFrozenServerIsNoticedWithinThirtySecondsAndOpenStreamsHearTheyAreNotLive(on kind: XMPPServerKind)
+    func aFrozenServerIsNoticedAndOpenStreamsHearTheyAreNotLive(on kind: XMPPServerKind)
         async throws
     {
         let server = try await kind.start(
@@ -29,7 +30,7 @@ struct XMPPServerFailureTests {
         defer { _ = replica.stop() }
         #expect(try await eventually { try await ServeReplicaTests.get("/readyz", port: replica.httpPort).status == 200 })
 
-        let stream = try await AnswerStream(port: replica.httpPort, jids: ["bob@example.test"], lasting: 90)
+        let stream = try await AnswerStream(port: replica.httpPort, jids: ["bob@example.test"], lasting: TestDeadline.serverCycle)
         let live = try #require(try await stream.next { $0["live"] as? Bool == true })
         #expect(live["status"] as? String == "In the office", "\(live)")
 
@@ -44,8 +45,7 @@ struct XMPPServerFailureTests {
         let noticedAfter = ContinuousClock.now - frozen
         #expect(notLive["live"] as? Bool == false, "\(notLive)")
         #expect(notLive["status"] as? String == "In the office", "the status is kept, as of the hang: \(notLive)")
-        #expect(noticedAfter <= Self.noticedWithin, "noticed after \(noticedAfter)")
-        print("a frozen \(kind) was noticed \(noticedAfter) after it froze")
+        PromiseLog.record("a frozen \(kind) is noticed", promise: Self.noticedWithin, measured: noticedAfter)
         #expect(try await eventually { replica.log.contains("the connection is dead") }, "the log says why")
 
         // Back: the watcher logs in again and the stream is live again.
@@ -58,7 +58,7 @@ struct XMPPServerFailureTests {
         _ = bob
     }
 
-    @Test func whenANodeCrashesEveryMemberIsExactAgainWithinTheResyncBound() async throws {
+    @Test func whenANodeCrashesEveryMemberIsExactAgainAfterAResync() async throws {
         let people = ["alice", "bob", "carol", "dave", "erin"]
         let cluster = try await onAThreadOfItsOwn {
             try EjabberdCluster(
@@ -100,10 +100,8 @@ struct XMPPServerFailureTests {
 
         await cluster.second.crash()
         let crashed = ContinuousClock.now
-        // The longest a forgotten status may live here: the resync's bound with margin for a loaded machine.
-        let bound: Duration = .seconds(interval) + .seconds(10)
         #expect(
-            try await eventually(timeout: bound) {
+            try await eventually(timeout: TestDeadline.serverCycle) {
                 let (alice, bob) = (try await state("alice"), try await state("bob"))
                 let carol = try await answer("carol")?["status"] as? String
                 return alice == "offline" && bob == "offline" && carol == "At her desk"
@@ -116,7 +114,9 @@ struct XMPPServerFailureTests {
         let source = try #require(try await ServeReplicaTests.source(port: replica.httpPort))
         #expect(source["resyncCorrected"] as? Int ?? 0 >= 3, "alice, bob and carol's phone: \(source)")
         #expect(replica.log.contains("resync corrected a status the server no longer holds"))
-        print("a crashed node's statuses were corrected \(took) after the crash")
+        // The guides' bound: the interval, two passes over the members shown available and the server's answers.
+        PromiseLog.record(
+            "a crashed ejabberd node's statuses are corrected", promise: .seconds(interval) + .seconds(10), measured: took)
         #expect(await replica.stopped() == 0)
         _ = sessions
     }

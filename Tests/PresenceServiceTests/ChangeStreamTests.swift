@@ -116,7 +116,7 @@ struct ChangeStreamTests {
             }
             try await feeder.send(Self.header + (0 ..< people).map { change($0, round: 0) }.joined())
             #expect(
-                try await eventually(timeout: .seconds(60)) {
+                try await eventually(timeout: TestDeadline.serverCycle) {
                     try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == people
                 })
             // Rounds of changes to a tenth of everyone each, fed while the stream opens and its snapshot is
@@ -195,7 +195,7 @@ struct ChangeStreamTests {
                     }.joined()
                     + "<presence from='gone@example.com/desk' type='unavailable'><status>Left</status></presence>")
             #expect(
-                try await eventually(timeout: .seconds(60)) {
+                try await eventually(timeout: TestDeadline.serverCycle) {
                     try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == people + 1
                 })
             func snapshot(_ form: String) async throws -> (answers: [PresenceQueryResult], events: Int, bytes: Int) {
@@ -246,7 +246,7 @@ struct ChangeStreamTests {
             }
             try await feeder.send(text)
             #expect(
-                try await eventually(timeout: .seconds(60)) {
+                try await eventually(timeout: TestDeadline.serverCycle) {
                     try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == changes
                 })
             var seen: [Int] = []
@@ -481,7 +481,7 @@ struct ChangeStreamTests {
                 // Written in the order they happened: alice's is the last.
                 let together = try await client.read(until: "Both")
                 before.withLock { $0[version, default: ""] += together }
-                responses.withLock { $0[version] = Task { try await client.readUntilClosed(within: .seconds(120)) } }
+                responses.withLock { $0[version] = Task { try await client.readUntilClosed(within: TestDeadline.serverCycle) } }
             }
         }
         for version in ["1.1", "1.0"] {
@@ -613,7 +613,7 @@ struct ChangeStreamTests {
             var sent = 0
             // However long a loaded machine takes (the whole suite runs beside it in CI), the stream must be closed
             // once its writes stay blocked: the deadline bounds the test, not the service.
-            let closed = try await eventually(timeout: .seconds(300)) {
+            let closed = try await eventually(timeout: TestDeadline.serverCycle) {
                 var burst = ""
                 for _ in 0 ..< 20 {
                     burst +=
@@ -621,7 +621,7 @@ struct ChangeStreamTests {
                     sent += 1
                 }
                 try await feeder.send(burst)
-                let applied = try await eventually(timeout: .seconds(180)) {
+                let applied = try await eventually(timeout: TestDeadline.serverCycle) {
                     try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == sent
                 }
                 try #require(applied, "the service keeps applying the feed while a stream is stalled")

@@ -59,7 +59,7 @@ struct FeedFaultTests {
             defer { feeder.close() }
             try await feeder.send(bytes)
             shutdown(feeder.descriptor, Int32(SHUT_WR))
-            let closed = try await feeder.readUntilClosed(within: .seconds(120)).closedByService
+            let closed = try await feeder.readUntilClosed(within: TestDeadline.serverCycle).closedByService
             #expect(closed, "the service closes the feeder's connection")
             // Closed only once everything the feeder sent is applied: no waiting here.
             let stats = try await get(ServiceStats.self, "/v1/stats", port: ports.http)
@@ -116,7 +116,7 @@ struct FeedFaultTests {
                 }
             }
             #expect(
-                try await eventually(timeout: .seconds(60)) {
+                try await eventually(timeout: TestDeadline.serverCycle) {
                     try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied > known.count + 1_000
                 }, "the flood is under way")
             let appliedBefore = try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied

@@ -78,7 +78,7 @@ struct FeedHandshakeTests {
         }
     }
 
-    @Test func anIndependentComponentLibraryFeedsWithTheSharedSecret() async throws {
+    @Test(.realServers) func anIndependentComponentLibraryFeedsWithTheSharedSecret() async throws {
         guard (try? Tool.run("/usr/bin/python3", ["-c", "import slixmpp"])) == 0 else {
             Issue.record("python3-slixmpp is not installed (apt-get install python3-slixmpp; .ci/run does)")
             return

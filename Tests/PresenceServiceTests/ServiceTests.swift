@@ -99,7 +99,7 @@ struct ServiceTests {
             }
             let total = updatesPerFeeder * feeders
             #expect(
-                try await eventually(timeout: .seconds(60)) {
+                try await eventually(timeout: TestDeadline.serverCycle) {
                     try await get(ServiceStats.self, "/v1/stats", port: ports.http).updatesApplied == total
                 })
         }
@@ -278,7 +278,7 @@ struct ServiceTests {
         try await withService(storage: storage) { ports in
             let feeder = try await Feeder.connect(port: ports.feed)
             #expect(
-                try await eventually(timeout: .seconds(60)) {
+                try await eventually(timeout: TestDeadline.serverCycle) {
                     try await get(ServiceStats.self, "/v1/stats", port: ports.http).connectionsAccepted == 1
                 })
             var stream = ""

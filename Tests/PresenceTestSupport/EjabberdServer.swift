@@ -344,8 +344,8 @@ package final class EjabberdServer: XMPPTestServer {
     /// Ready when the node itself listens on the c2s and API ports and the API answers (it has started every
     /// module).
     private static func waitUntilReady(port: Int, apiPort: Int, process: Process) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
-        guard ListeningPort.waitUntilHeld([port, apiPort], by: process, timeout: .seconds(60)) else { return false }
+        let deadline = ContinuousClock.now + TestDeadline.serverReady
+        guard ListeningPort.waitUntilHeld([port, apiPort], by: process, timeout: TestDeadline.serverReady) else { return false }
         while process.isRunning && ContinuousClock.now < deadline {
             if let (status, _) = try? TestHTTP.post(port: apiPort, path: "/api/status", json: "{}"), status == 200 {
                 return true

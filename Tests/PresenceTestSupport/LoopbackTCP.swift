@@ -14,7 +14,7 @@ package enum LoopbackTCP {
     /// A socket connected to `127.0.0.1:port`, with `TCP_NODELAY`, a receive timeout and, when given, a receive
     /// buffer of about `receiveBufferBytes` (set before connecting, so that the window the peer sees is that small).
     package static func connect(
-        port: Int, receiveTimeout: Duration = .seconds(10), receiveBufferBytes: Int? = nil
+        port: Int, receiveTimeout: Duration = TestDeadline.read, receiveBufferBytes: Int? = nil
     ) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }

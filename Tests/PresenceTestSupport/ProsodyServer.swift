@@ -57,7 +57,7 @@ package final class ProsodyServer: XMPPTestServer {
             }
             if let process = try ServerProcess.start(
                 launch: { try ProsodyServer.launch(config: config) },
-                waitUntilReady: { ListeningPort.waitUntilHeld([port], by: $0, timeout: .seconds(20)) })
+                waitUntilReady: { ListeningPort.waitUntilHeld([port], by: $0, timeout: TestDeadline.serverReady) })
             {
                 self.port = port
                 self.directory = directory

@@ -11,7 +11,7 @@ package final class TLSFeeder: Sendable {
     package init(host: String, port: Int, transport: TestTransport) async throws {
         let context = try NIOSSLContext(configuration: transport.tls ?? .makeClientConfiguration())
         channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.seconds(10))
+            .connectTimeout(TimeAmount(TestDeadline.read))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(

@@ -29,7 +29,7 @@ package enum TestHTTP {
         clients.withLock { clients in
             if let client = clients[readTimeout] { return client }
             var configuration = HTTPClient.Configuration(
-                redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: TimeAmount(readTimeout)))
+                redirectConfiguration: .disallow, timeout: .init(connect: TimeAmount(TestDeadline.read), read: TimeAmount(readTimeout)))
             // As many connections to one service as the tests open (a stream holds one for as long as it lasts),
             // and a refused connection fails at once, as the tests of a service that is down expect.
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 1024
@@ -44,7 +44,7 @@ package enum TestHTTP {
     /// within `timeout`, and no read of the body may wait longer.
     package static func get(
         host: String = "127.0.0.1", port: Int, path: String, headers: [String: String] = [:],
-        transport: TestTransport = .plain, timeout: Duration = .seconds(30)
+        transport: TestTransport = .plain, timeout: Duration = TestDeadline.read
     ) async throws -> Response {
         let response = try await start(
             host: host, port: port, path: path, headers: headers, transport: transport, timeout: timeout)
@@ -73,7 +73,7 @@ package enum TestHTTP {
         let request = try HTTPClient.Request(
             url: url(host: "127.0.0.1", port: port, path: path, secure: false), method: .POST, headers: headers,
             body: .string(json))
-        let response = try client(readTimeout: .seconds(30)).execute(request: request, deadline: .now() + .seconds(30)).wait()
+        let response = try client(readTimeout: TestDeadline.read).execute(request: request, deadline: .now() + TimeAmount(TestDeadline.read)).wait()
         return (Int(response.status.code), response.body.map { String(buffer: $0) } ?? "")
     }
 

@@ -83,7 +83,7 @@ final class Organisation: Sendable {
         // Generous: under ThreadSanitizer, with other suites starting their own Prosody, the watcher's task and
         // its SCRAM login can wait seconds for a thread, and a roster has taken 41 s to arrive (the connection then
         // judged dead and made again). It returns as soon as the snapshot is complete.
-        try await eventually(timeout: underThreadSanitizer ? .seconds(180) : .seconds(60)) {
+        try await eventually(timeout: TestDeadline.serverCycle) {
             source.status.snapshotComplete
         }
     }

@@ -57,7 +57,7 @@ extension LookupAnswer {
     }
 }
 
-@Suite("Refill by probe against real Prosody and ejabberd", .serialized)
+@Suite("Refill by probe against real Prosody and ejabberd", .serialized, .realServers)
 struct ProbeRefillAgainstServersTests {
     @Test(arguments: XMPPServerKind.allCases) func everyMemberIsAnsweredCorrectlyUnderCacheElseProbeAndLostUsersStayLostUnderCacheOnly(on server: XMPPServerKind) async throws {
         let office = try await Office.start(on: server)
@@ -108,7 +108,7 @@ struct ProbeRefillAgainstServersTests {
                 return await group.reduce(into: []) { $0.append($1) }
             }
         }
-        let allWaiting = try await eventually(timeout: .seconds(60)) { lookup.statistics.joinedInFlight == 49 }
+        let allWaiting = try await eventually(timeout: TestDeadline.serverCycle) { lookup.statistics.joinedInFlight == 49 }
         office.organisation.server.resume()
         let results = await answers.value
         #expect(allWaiting)
@@ -188,7 +188,7 @@ struct ProbeRefillAgainstServersTests {
         defer { office.stop() }
         let lookup = office.lookup()
         await office.organisation.server.kill()
-        #expect(try await eventually(timeout: .seconds(60)) { !office.organisation.source.isConnected })
+        #expect(try await eventually(timeout: TestDeadline.serverCycle) { !office.organisation.source.isConnected })
         let lost = Office.members.map(office.organisation.bare).filter {
             if case .lost = office.organisation.storage.lookup($0) { true } else { false }
         }

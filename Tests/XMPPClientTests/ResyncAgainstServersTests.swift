@@ -8,7 +8,7 @@ import XMPPClient
 
 /// The periodic resync that bounds how long a status the server forgot stays shown, against real Prosody and
 /// ejabberd: whom it asks, and what it costs the server.
-@Suite("The resync against real Prosody and ejabberd", .serialized)
+@Suite("The resync against real Prosody and ejabberd", .serialized, .realServers)
 struct ResyncAgainstServersTests {
     @Test func theDefaultsBoundAForgottenStatusToUnderAMinuteForAThousandPeopleAllOnline() {
         let resync = ResyncConfiguration.default
@@ -28,7 +28,7 @@ struct ResyncAgainstServersTests {
         try await alice.available(status: "Here")
         organisation.startWatching()
         #expect(try await organisation.snapshotComplete())
-        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.resyncs >= 2 })
+        #expect(try await eventually(timeout: TestDeadline.condition) { organisation.source.status.resyncs >= 2 })
         let status = organisation.source.status
         #expect(status.resyncProbed == status.resyncs, "one member asked per resync: \(status)")
         #expect(status.resyncCorrected == 0)
@@ -44,10 +44,10 @@ struct ResyncAgainstServersTests {
         // offline: the resync under way when she left may have asked her before she did, the next one asks her
         // and hears it. Resyncs run one after another, so from the second one done after she left, none asks her.
         let left = organisation.source.status
-        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.resyncs >= left.resyncs + 2 })
+        #expect(try await eventually(timeout: TestDeadline.condition) { organisation.source.status.resyncs >= left.resyncs + 2 })
         let before = organisation.source.status
         #expect(
-            try await eventually(timeout: .seconds(30)) { organisation.source.status.resyncs >= before.resyncs + 2 })
+            try await eventually(timeout: TestDeadline.condition) { organisation.source.status.resyncs >= before.resyncs + 2 })
         let after = organisation.source.status
         #expect(
             after.resyncProbed - before.resyncProbed == after.resyncs - before.resyncs, "\(left) \(before) \(after)")
@@ -64,7 +64,7 @@ struct ResyncAgainstServersTests {
         try await alice.available(status: "Here")
         organisation.startWatching()
         #expect(try await organisation.snapshotComplete())
-        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.resyncs >= 2 })
+        #expect(try await eventually(timeout: TestDeadline.condition) { organisation.source.status.resyncs >= 2 })
         let status = organisation.source.status
         #expect(status.resyncProbed == 4 * status.resyncs, "\(status)")
         #expect(organisation.state(of: "carol") == .offline && organisation.state(of: "alice") == .available)

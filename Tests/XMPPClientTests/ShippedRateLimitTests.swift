@@ -7,7 +7,7 @@ import XMPPStream
 
 /// The client rate limits Prosody and ejabberd ship hold the watcher back, and the Deploying guide's lines lift
 /// them for the watcher: the recipe, checked against the shipped configuration files as installed.
-@Suite("The Deploying guide's exemption lifts the shipped rate limit for the watcher", .serialized)
+@Suite("The Deploying guide's exemption lifts the shipped rate limit for the watcher", .serialized, .realServers)
 struct ShippedRateLimitTests {
     /// How long the server itself took to read `bytes` of XEP-0202 entity-time questions sent at once by the
     /// watcher: from its clock in the first answer to its clock in the last (whole seconds on Prosody), so a test
@@ -45,7 +45,7 @@ struct ShippedRateLimitTests {
 
     /// Sends `bytes` of questions as the watcher to `kind` with the shipped limits, then with the exemption. With
     /// the limit, the server cannot read them faster than its rate allows past its burst (20,000 bytes): the
-    /// lower bound. Without it, it reads them within a second or two.
+    /// lower bound. Without it, it reads them in a fraction of that time (a second or two on an idle machine).
     @Test(arguments: [(XMPPServerKind.prosody, 150_000, 10_000), (.ejabberd, 60_000, 3_000)])
     func theShippedLimitHoldsTheWatcherBackAndTheGuidesExemptionLiftsIt(
         on kind: XMPPServerKind, bytes: Int, bytesPerSecond: Int
@@ -60,6 +60,8 @@ struct ShippedRateLimitTests {
         let unlimited = try await Self.serverReadTime(bytes, on: exempt)
         print("\(bytes) bytes of questions on \(kind): read in \(limited) with the shipped limits, \(unlimited) exempted")
         #expect(limited >= bound * 0.8, "the shipped limit holds the watcher back")
-        #expect(unlimited < bound / 2, "the exemption lifts it")
+        // Against the same server's read time with the limit, not against a wall-clock figure: a loaded machine
+        // slows both reads, and only the limit holds the first back by the rate.
+        #expect(unlimited < limited / 2, "the exemption lifts it")
     }
 }

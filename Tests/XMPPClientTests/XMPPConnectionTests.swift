@@ -27,7 +27,7 @@ private func loginError(_ configuration: XMPPClientConfiguration) async -> XMPPC
     }
 }
 
-@Suite("The client connection against real Prosody and ejabberd", .serialized)
+@Suite("The client connection against real Prosody and ejabberd", .serialized, .realServers)
 struct XMPPConnectionTests {
     @Test(arguments: XMPPServerKind.allCases) func startTLSWithTheServersCAFileVerifiesTheCertificateAndLogsIn(on kind: XMPPServerKind) async throws {
         let server = try await kind.start(accounts: ["watcher": "pw"], tls: true)
@@ -175,6 +175,7 @@ struct XMPPConnectionTests {
 }
 
 @Suite("Reconnect backoff")
+
 struct ReconnectBackoffTests {
     @Test func delaysGrowExponentiallyWithJitterUpToTheMaximum() {
         var backoff = ReconnectBackoff(initial: .seconds(1), maximum: .seconds(8))

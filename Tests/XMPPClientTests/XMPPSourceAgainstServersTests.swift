@@ -8,7 +8,7 @@ import Testing
 import XMPPClient
 import XMPPStream
 
-@Suite("The XMPP source against real Prosody and ejabberd", .serialized)
+@Suite("The XMPP source against real Prosody and ejabberd", .serialized, .realServers)
 struct XMPPSourceAgainstServersTests {
     @Test(arguments: XMPPServerKind.allCases) func theSnapshotHasEveryOnlineMembersShowStatusPriorityAndResourcesAndTheRestOffline(on server: XMPPServerKind) async throws {
         let organisation = try await Organisation(on: server, members: ["alice", "bob", "carol"], outsiders: ["dave"])
@@ -115,7 +115,7 @@ struct XMPPSourceAgainstServersTests {
         let aliceAgain = try await organisation.member("alice")
         try await aliceAgain.available(show: "away", status: "After")
 
-        #expect(try await eventually(timeout: .seconds(60)) { organisation.source.isLive })
+        #expect(try await eventually(timeout: TestDeadline.serverCycle) { organisation.source.isLive })
         #expect(try await eventually { organisation.shown("alice")?.details.status == "After" })
         #expect(organisation.state(of: "bob") == .offline, "nothing stays stuck available after a reconnect")
         #expect(
@@ -179,7 +179,7 @@ struct XMPPSourceAgainstServersTests {
         }
         let lastWords = Dictionary(uniqueKeysWithValues: back.map { ($0.0, $0.1) })
 
-        #expect(try await eventually(timeout: .seconds(60)) { organisation.source.isLive })
+        #expect(try await eventually(timeout: TestDeadline.serverCycle) { organisation.source.isLive })
         for name in returning {
             #expect(try await eventually { organisation.shown(name)?.details.status == lastWords[name] })
             #expect(organisation.shown(name)?.details.show == .dnd)
@@ -204,7 +204,7 @@ struct XMPPSourceAgainstServersTests {
         let alice = try await organisation.member("alice")
         try await alice.available(status: "Here")
         organisation.startWatching()
-        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.status.snapshotComplete })
+        #expect(try await eventually(timeout: TestDeadline.condition) { organisation.source.status.snapshotComplete })
         #expect(organisation.source.status.rosterSize == 3001)
         #expect(organisation.state(of: "alice") == .available)
         #expect(people.allSatisfy { organisation.state(of: $0) == .offline })
@@ -236,7 +236,7 @@ struct XMPPSourceAgainstServersTests {
         organisation.startWatching()
         // Asked again every second; the cause is known once the server has refused last activity.
         #expect(
-            try await eventually(timeout: .seconds(30)) {
+            try await eventually(timeout: TestDeadline.condition) {
                 organisation.source.status.warning?.contains("displayed both ways") == true
             })
         let status = organisation.source.status
@@ -251,7 +251,7 @@ struct XMPPSourceAgainstServersTests {
             "srg_create", ["group": "people", "host": host, "label": "People", "description": "", "display": "watchers"])
         let again = try await organisation.member("alice", resource: "phone")
         try await again.available(status: "Now visible")
-        #expect(try await eventually(timeout: .seconds(30)) { organisation.source.isLive })
+        #expect(try await eventually(timeout: TestDeadline.condition) { organisation.source.isLive })
         #expect(organisation.state(of: "alice") == .available)
         #expect(organisation.state(of: "bob") == .offline)
         _ = (alice, again)
@@ -305,10 +305,10 @@ struct XMPPSourceAgainstServersTests {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()  // or Foundation keeps the Process
         }
-        #expect(try await eventually(timeout: .seconds(20)) { organisation.shown("frank")?.details.show == .away })
+        #expect(try await eventually(timeout: TestDeadline.condition) { organisation.shown("frank")?.details.show == .away })
         #expect(organisation.shown("frank")?.details.status == "Lunch (slixmpp)")
         #expect(organisation.shown("frank")?.resource == "slixmpp")
         try input.fileHandleForWriting.close()
-        #expect(try await eventually(timeout: .seconds(20)) { organisation.state(of: "frank") == .offline })
+        #expect(try await eventually(timeout: TestDeadline.condition) { organisation.state(of: "frank") == .offline })
     }
 }

@@ -1,0 +1,35 @@
+import Foundation
+
+/// How long something the guides promise took in a test against real programs, printed and, when
+/// `TEST_PROMISE_LOG` names a file, appended to it as a line of `name`, the promise and the measurement in
+/// seconds, tab-separated.
+///
+/// The suite never fails on such a figure: on a machine busy with the rest of the suite, a promise made for an idle
+/// one says nothing about the code. `Benchmarks/Scripts/promises.sh` runs the tests that measure promises one at a
+/// time, several rounds, and prints each promise against the median and worst of its measurements.
+package enum PromiseLog {
+    /// Records that `name` (for example "a frozen prosody is noticed") took `measured`, against `promise`.
+    package static func record(_ name: String, promise: Duration, measured: Duration) {
+        print("promise: \(name): \(format(measured)) (the promise is \(format(promise)))")
+        guard let path = ProcessInfo.processInfo.environment["TEST_PROMISE_LOG"] else { return }
+        let line = "\(name)\t\(seconds(promise))\t\(seconds(measured))\n"
+        lock.withLock {
+            if !FileManager.default.fileExists(atPath: path) {
+                _ = FileManager.default.createFile(atPath: path, contents: nil)
+            }
+            guard let handle = FileHandle(forWritingAtPath: path) else { return }
+            defer { try? handle.close() }
+            _ = try? handle.seekToEnd()
+            try? handle.write(contentsOf: Data(line.utf8))
+        }
+    }
+
+    private static let lock = NSLock()
+
+    private static func seconds(_ duration: Duration) -> String {
+        let (whole, attoseconds) = duration.components
+        return String(format: "%.3f", Double(whole) + Double(attoseconds) / 1e18)
+    }
+
+    private static func format(_ duration: Duration) -> String { seconds(duration) + " s" }
+}
