@@ -160,6 +160,7 @@ let package = Package(
             dependencies: [
                 "XMPPClient", "XMPPStream", "PresenceModel", "PresenceSource", "PresenceStore",
                 "PresenceDisk", "PresenceTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             resources: [.copy("Resources/slixmpp_member.py")]),
         .testTarget(name: "PresenceModelTests", dependencies: ["PresenceModel", "PresenceTestSupport"]),
@@ -185,6 +186,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             resources: [.copy("Resources/slixmpp_component.py")]),
         .testTarget(

@@ -64,7 +64,9 @@ final class ChannelEventStream {
             endpoint.pumps.pumps(for: context.eventLoop), NIOLoopBound(self, eventLoop: context.eventLoop)
         )
         let hub = endpoint.hub
-        let subscription = EventSubscription(watched: asked.watched.map(hub.watched), channel: channel) {
+        let subscription = EventSubscription(
+            watched: asked.watched.map(hub.watched), channel: channel, clock: hub.clock
+        ) {
             pumps.wake(bound)
         }
         let lastEventID = request.headers["Last-Event-ID"].first.flatMap { EventID(lastEventID: $0[...]) }

@@ -12,6 +12,8 @@ final class EventSubscription: Sendable {
     let watched: WatchedJIDs?
     /// The connection: the hub closes it to end the stream at once (a replica that stops being ready).
     let channel: (any Channel)?
+    /// The hub's clock: when something was last taken decides when a heartbeat is due.
+    private let clock: ElapsedClock
     private let state: Locked<State>
 
     private struct State {
@@ -24,16 +26,20 @@ final class EventSubscription: Sendable {
         /// Tells the writer there is something to take; dropped when the stream finishes, so that nothing holds
         /// the writer after its stream is over.
         var wake: (@Sendable () -> Void)?
-        /// When something was last taken to be written (a change or a heartbeat), or the stream opened.
-        var lastTaken = ContinuousClock.now
+        /// When something was last taken to be written (a change or a heartbeat), or the stream opened, on
+        /// ``clock``.
+        var lastTaken: Duration
     }
 
     /// Something to write is to be signalled by `wake` (called on whatever thread made the change: the writer
     /// hops to its own).
-    init(watched: WatchedJIDs?, channel: (any Channel)?, wake: @escaping @Sendable () -> Void) {
+    init(
+        watched: WatchedJIDs?, channel: (any Channel)?, clock: ElapsedClock, wake: @escaping @Sendable () -> Void
+    ) {
         self.watched = watched
         self.channel = channel
-        state = Locked(State(wake: wake))
+        self.clock = clock
+        state = Locked(State(wake: wake, lastTaken: clock.now))
     }
 
     func watches(_ key: BareJID) -> Bool { watched?.contains(key) ?? true }
@@ -52,7 +58,7 @@ final class EventSubscription: Sendable {
     }
 
     /// A heartbeat is due if nothing was taken to be written since `cutoff`.
-    func heartbeat(ifIdleSince cutoff: ContinuousClock.Instant) {
+    func heartbeat(ifIdleSince cutoff: Duration) {
         signal { state in
             guard state.lastTaken < cutoff else { return false }
             state.heartbeatDue = true
@@ -86,7 +92,7 @@ final class EventSubscription: Sendable {
             let heartbeat = state.heartbeatDue && changes.isEmpty
             state.pending.removeAll(keepingCapacity: state.pending.count <= 64)
             state.heartbeatDue = false
-            if heartbeat || !changes.isEmpty { state.lastTaken = .now }
+            if heartbeat || !changes.isEmpty { state.lastTaken = clock.now }
             return (changes, heartbeat)
         }
     }

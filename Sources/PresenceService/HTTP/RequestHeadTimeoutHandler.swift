@@ -6,7 +6,8 @@ import NIOHTTP1
 ///
 /// A read-idle timeout does not stop a client that sends its headers one byte a second (each byte resets it); a
 /// deadline for the whole head does. It sits right after HTTP decoding, sees each complete head (`.head`) and
-/// each response's end, and is silent while a request is being answered, however long a change stream runs.
+/// each response's end, and is silent while a request is being answered, however long a change stream runs. Its
+/// time is the event loop's clock (`EventLoop.now`), which a test's `EmbeddedEventLoop` moves by hand.
 final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -59,7 +60,7 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     private func startWaiting(_ context: ChannelHandlerContext) {
-        waitingSince = .now()
+        waitingSince = context.eventLoop.now
         if timer == nil { schedule(context, in: timeout) }
     }
 
@@ -70,10 +71,11 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
             handler.timer = nil
             guard let since = handler.waitingSince else { return }  // answering: the next wait re-arms
             let deadline = since + handler.timeout
-            if deadline <= .now() {
+            let now = context.eventLoop.now
+            if deadline <= now {
                 context.close(promise: nil)
             } else {
-                handler.schedule(context, in: deadline - .now())
+                handler.schedule(context, in: deadline - now)
             }
         }
     }

@@ -2,7 +2,8 @@ import PresenceModel
 import NIOCore
 
 /// Records when bytes last arrived from the server, as they come off the wire (not when the session's reader gets
-/// to them), so that the keep-alive judges the connection and not the reader's pace.
+/// to them), so that the keep-alive judges the connection and not the reader's pace; on the event loop's clock,
+/// which ``KeepAliveMonitor`` reads too.
 final class ActivityHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -14,7 +15,7 @@ final class ActivityHandler: ChannelInboundHandler, Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        lastReceived.withLock { $0 = .now() }
+        lastReceived.withLock { $0 = context.eventLoop.now }
         context.fireChannelRead(data)
     }
 }

@@ -89,40 +89,23 @@ public final class XMPPSession {
     }
 
     /// Pings the server when it has been silent for `interval`, and closes the connection as dead when nothing
-    /// arrives for `interval + timeout`. Runs on the connection's event loop until cancelled, checking every
-    /// ``KeepAlive/checkPeriod``: a dead connection is closed at most that long after its deadline.
+    /// arrives for `interval + timeout` (``KeepAliveMonitor``), on the connection's event loop until cancelled.
     func startKeepAlive(_ keepAlive: KeepAlive?) -> RepeatedTask? {
         guard let keepAlive else { return nil }
-        let interval = TimeAmount(keepAlive.interval)
-        let deadline = TimeAmount(keepAlive.interval + keepAlive.timeout)
-        let period = TimeAmount(keepAlive.checkPeriod)
-        let lastReceived = reader.lastReceived
         let closeReason = reader.closeReason
-        let pingSent = Locked<(count: Int, at: NIODeadline?)>((0, nil))
         let pings = keepAlivePings
         let channel = channel
-        return channel.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { task in
-            let now = NIODeadline.now()
-            let received = lastReceived.withLock { $0 }
-            let silence = now - received
-            if silence >= deadline {
-                closeReason.withLock { $0 = .deadConnection(silentFor: Duration(silence)) }
-                channel.close(promise: nil)
-                task.cancel()
-                return
-            }
-            guard silence >= interval else { return }
-            let id: String? = pingSent.withLock { state in
-                if let at = state.at, at > received { return nil }
-                state.count += 1
-                state.at = now
-                return "\(XMPPSession.keepAlivePrefix)\(state.count)"
-            }
-            if let id {
+        let monitor = KeepAliveMonitor(
+            keepAlive: keepAlive, lastReceived: reader.lastReceived,
+            ping: { id in
                 pings.recordSent()
                 channel.writeAndFlush(ByteBuffer(bytes: IQ.ping(id: id)), promise: nil)
-            }
-        }
+            },
+            dead: { silence in
+                closeReason.withLock { $0 = .deadConnection(silentFor: silence) }
+                channel.close(promise: nil)
+            })
+        return monitor.start(on: channel.eventLoop)
     }
 }
 
