@@ -13,7 +13,7 @@ import Testing
 /// tested with the same generated cases on every run; the long campaign, the same tests with more examples, a seed
 /// of its own (`CONTRACT_FUZZ_SEED=random`) and `CONTRACT_FUZZ_REPORTS` naming a directory that keeps each report,
 /// is in Documentation/Reliability.md.
-@Suite("The HTTP API keeps its document's promises under a property-based tester", .serialized, .realServers)
+@Suite("The HTTP API keeps its document's promises under a property-based tester", .realServers)
 struct APIContractFuzzTests {
     static let examples = ProcessInfo.processInfo.environment["CONTRACT_FUZZ_EXAMPLES"] ?? "40"
     /// schemathesis' `--seed`, or none (a new seed each run) for `random`.

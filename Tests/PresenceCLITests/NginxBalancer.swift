@@ -44,7 +44,12 @@ final class NginxBalancer {
         process.standardError = FileHandle.nullDevice
         try process.run()
         if ListeningPort.waitUntilHeld([port], by: process, timeout: TestDeadline.serverReady) { return }
-        throw CocoaError(.fileReadUnknown, userInfo: ["nginx": errorLog])
+        throw CocoaError(
+            .fileReadUnknown,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "nginx did not get ready on 127.0.0.1:\(port) within \(TestDeadline.serverReady); its error log:\n\(errorLog)"
+            ])
     }
 
     var errorLog: String { (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? "" }

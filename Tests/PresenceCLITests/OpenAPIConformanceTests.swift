@@ -5,7 +5,7 @@ import Testing
 /// The OpenAPI document (`GET /openapi.yaml`, `Sources/PresenceService/OpenAPI/openapi.yaml`) says what the
 /// service really answers: every route's real responses, errors included, validated against it with an
 /// independent JSON Schema validator (Debian's python3-jsonschema), and every route of the document exercised.
-@Suite("The OpenAPI document describes every real response", .serialized, .realServers)
+@Suite("The OpenAPI document describes every real response", .realServers)
 struct OpenAPIConformanceTests {
     static let document = CLI.repository.appendingPathComponent("Sources/PresenceService/OpenAPI/openapi.yaml")
 

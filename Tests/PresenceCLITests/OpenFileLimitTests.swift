@@ -4,7 +4,7 @@ import Testing
 
 /// Every connection is a file descriptor: a service started from a shell whose soft open-file limit is 1,024
 /// must still hold the connections its limits promise, and a hard limit too low for them is named at startup.
-@Suite("presence serve and the open-file limit", .serialized, .realServers)
+@Suite("presence serve and the open-file limit", .realServers)
 struct OpenFileLimitTests {
     /// The service's limits in these tests: 1,500 HTTP connections and 100 feeders, plus 64 in reserve.
     static let arguments = ["--http-max-connections", "1500", "--max-connections", "100"]

@@ -3,7 +3,7 @@ import PresenceTestSupport
 import Testing
 
 /// The people page at `/` in a real browser: Debian's chromium, driven through chromedriver by python3-selenium.
-@Suite("The people page in a real browser", .serialized, .realServers)
+@Suite("The people page in a real browser", .realServers)
 struct PeoplePageBrowserTests {
     /// Where the page's screenshot is kept after the test: `.build/artifacts/people-page.png`.
     static let screenshot = CLI.repository.appendingPathComponent(".build/artifacts/people-page.png")

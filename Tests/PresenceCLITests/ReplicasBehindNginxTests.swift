@@ -5,7 +5,7 @@ import Testing
 
 /// Three replicas on one watcher account behind Debian's nginx running the shipped sample configuration, against
 /// a real Prosody and a real ejabberd: what a deployment that must not lose its screens depends on.
-@Suite("Replicas behind nginx", .serialized, .realServers)
+@Suite("Replicas behind nginx", .realServers)
 struct ReplicasBehindNginxTests {
     static let members = (1 ... 5).map { "m\($0)" }
     static var jids: [String] { members.map { "\($0)@example.test" } }

@@ -5,7 +5,7 @@ import Testing
 /// SIGHUP reads the token file, the feed secret and the TLS certificate and key again: a revoked token stops
 /// working and a renewed certificate is served without a restart; a bad new file is refused with a log line and
 /// the old one stays in force; open connections are not dropped.
-@Suite("SIGHUP reloads the service's secrets", .serialized, .realServers)
+@Suite("SIGHUP reloads the service's secrets", .realServers)
 struct SecretReloadTests {
     static let first = "first-token-0123456789abcdef"
     static let second = "second-token-0123456789abcdef"

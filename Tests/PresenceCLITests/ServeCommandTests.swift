@@ -53,7 +53,12 @@ final class RunningServer: @unchecked Sendable {
         guard let ports else {
             process.terminate()
             _ = CLI.waitForExit(process, timeout: TestDeadline.processExit)
-            throw CocoaError(.fileReadUnknown, userInfo: ["log": errors.text])
+            throw CocoaError(
+                .fileReadUnknown,
+                userInfo: [
+                    NSLocalizedDescriptionKey:
+                        "presence serve did not say its ports within \(TestDeadline.serverReady); its log:\n\(errors.text)"
+                ])
         }
         (feedPort, httpPort) = ports
     }
@@ -108,7 +113,7 @@ final class RunningServer: @unchecked Sendable {
     }
 }
 
-@Suite("presence serve, query --server and stats --server, end to end", .serialized, .realServers)
+@Suite("presence serve, query --server and stats --server, end to end", .realServers)
 struct ServeCommandTests {
     static func send(_ text: String, toPort port: Int) throws {
         let descriptor = try LoopbackTCP.connect(port: port)

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// `presence serve --data-dir`, as a process: restarts, crashes and a second process on the same directory.
-@Suite("presence serve keeps statuses on disk across restarts and crashes", .serialized, .realServers)
+@Suite("presence serve keeps statuses on disk across restarts and crashes", .realServers)
 struct ServeDiskTierTests {
     private static func json(_ port: Int, _ path: String) async throws -> [String: Any] {
         let response = try await TestHTTP.get(port: port, path: path)

@@ -5,7 +5,7 @@ import Testing
 
 /// Several `presence serve` on one watcher account against a real Prosody and a real ejabberd: readiness, the
 /// resource conflict, and the resync that corrects what the server no longer holds.
-@Suite("presence serve as one of several replicas", .serialized, .realServers)
+@Suite("presence serve as one of several replicas", .realServers)
 struct ServeReplicaTests {
     static let password = "replicated ✓"
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `presence serve --xmpp-jid` against a real Prosody and a real ejabberd: the operator's setup from the README, end
 /// to end.
-@Suite("presence serve watching a real XMPP server", .serialized, .realServers)
+@Suite("presence serve watching a real XMPP server", .realServers)
 struct ServeXMPPTests {
     static let password = "watch-them-all ✓"
 

@@ -9,11 +9,10 @@ import Testing
 /// questions it was sent, also while the server never reads again. How long naming and stopping take is measured
 /// against the guides' promises (``PromiseLog``), never asserted here.
 ///
-/// One at a time, and never beside the failure tests (nested in their serialized suite): each holds a server with
-/// an organisation's accounts and a service process for tens of seconds, which a machine running the rest of the
-/// suite under ThreadSanitizer has little room for.
+/// Each test holds a server with an organisation's accounts and a service process for tens of seconds: a slot of
+/// ``ServerSlots`` each, like every test that starts a real program.
 extension XMPPServerFailureTests {
-@Suite("presence serve on servers with the shipped rate limits", .serialized, .realServers)
+@Suite("presence serve on servers with the shipped rate limits", .realServers)
 struct ServerRateLimitTests {
     /// Members on the roster, none online: every one of them is a last-activity question on ejabberd, which
     /// answers a probe of a member without a session with nothing.

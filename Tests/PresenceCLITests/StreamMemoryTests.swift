@@ -13,7 +13,7 @@ import Testing
 /// The budget holds that order of magnitude: the connection's task kept in the router's request loop (16 KiB in
 /// all), a task writing each stream (about 8 KiB more) or a buffer kept per stream (a snapshot's 64 KiB write, a
 /// read buffer grown and never given back) breaks it.
-@Suite("What a change stream costs the replica", .serialized, .realServers)
+@Suite("What a change stream costs the replica", .realServers)
 struct StreamMemoryTests {
     static let streams = 2_000
     static let budgetPerStream = 14 * 1024

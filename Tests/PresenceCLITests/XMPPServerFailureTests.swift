@@ -9,9 +9,9 @@ import Testing
 /// two-node ejabberd cluster that crashes, whose members' sessions vanish from the cluster with no unavailable
 /// presence to anyone, which only the resync can tell.
 ///
-/// One at a time: each holds real servers (two Erlang VMs for the cluster) and a service process for tens of
-/// seconds, which a machine running the rest of the suite under ThreadSanitizer has little room for.
-@Suite("presence serve when its XMPP server fails without a word", .serialized, .realServers)
+/// Each test holds real servers (two Erlang VMs for the cluster) and a service process for tens of seconds: a slot
+/// of ``ServerSlots`` each, like every test that starts a real program.
+@Suite("presence serve when its XMPP server fails without a word", .realServers)
 struct XMPPServerFailureTests {
     /// The guides' promise: a hang is noticed within 30 s of the server's last byte (measured by
     /// `Benchmarks/Scripts/promises.sh`; the keep-alive's exact bound is `KeepAliveTests`' to hold).

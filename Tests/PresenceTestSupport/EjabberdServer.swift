@@ -147,11 +147,11 @@ package final class EjabberdServer: XMPPTestServer {
                 try setUp(accounts: accounts, groups: groups)
                 return
             }
-            lastError =
-                (try? String(contentsOf: directory.appendingPathComponent("ejabberd.log"), encoding: .utf8)) ?? ""
+            let log = (try? String(contentsOf: directory.appendingPathComponent("ejabberd.log"), encoding: .utf8)) ?? ""
+            lastError = "on 127.0.0.1:\(port) (HTTP API \(apiPort)); its log ends:\n\(log.suffix(2000))"
             try? FileManager.default.removeItem(at: directory)
         }
-        throw Failure(description: "ejabberd did not start: \(lastError.suffix(2000))")
+        throw Failure(description: "ejabberd did not get ready within \(TestDeadline.serverReady) \(lastError)")
     }
 
     private func setUp(accounts: [String: String], groups: [String: [String]]) throws {

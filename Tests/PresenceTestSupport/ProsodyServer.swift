@@ -66,11 +66,11 @@ package final class ProsodyServer: XMPPTestServer {
                 self.process = process
                 return
             }
-            lastError =
-                (try? String(contentsOf: directory.appendingPathComponent("prosody.log"), encoding: .utf8)) ?? ""
+            let log = (try? String(contentsOf: directory.appendingPathComponent("prosody.log"), encoding: .utf8)) ?? ""
+            lastError = "on 127.0.0.1:\(port); its log ends:\n\(log.suffix(2000))"
             try? FileManager.default.removeItem(at: directory)
         }
-        throw Failure(description: "prosody did not start: \(lastError)")
+        throw Failure(description: "prosody did not get ready within \(TestDeadline.serverReady) \(lastError)")
     }
 
     /// Kills the server at once, as a crash would: every session is cut without a stream close.

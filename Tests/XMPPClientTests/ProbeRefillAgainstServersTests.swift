@@ -57,7 +57,7 @@ extension LookupAnswer {
     }
 }
 
-@Suite("Refill by probe against real Prosody and ejabberd", .serialized, .realServers)
+@Suite("Refill by probe against real Prosody and ejabberd", .realServers)
 struct ProbeRefillAgainstServersTests {
     @Test(arguments: XMPPServerKind.allCases) func everyMemberIsAnsweredCorrectlyUnderCacheElseProbeAndLostUsersStayLostUnderCacheOnly(on server: XMPPServerKind) async throws {
         let office = try await Office.start(on: server)

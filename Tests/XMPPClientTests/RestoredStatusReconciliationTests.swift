@@ -7,7 +7,7 @@ import Testing
 
 /// Statuses restored from the disk tier are "as of" until the server has spoken about each member: the snapshot
 /// either updates them or confirms them.
-@Suite("A restored status is current again once the XMPP snapshot has reconciled it", .serialized, .realServers)
+@Suite("A restored status is current again once the XMPP snapshot has reconciled it", .realServers)
 struct RestoredStatusReconciliationTests {
     @Test(arguments: XMPPServerKind.allCases)
     func theSnapshotUpdatesOrConfirmsEveryRestoredMember(on server: XMPPServerKind) async throws {

@@ -8,7 +8,7 @@ import XMPPClient
 
 /// The periodic resync that bounds how long a status the server forgot stays shown, against real Prosody and
 /// ejabberd: whom it asks, and what it costs the server.
-@Suite("The resync against real Prosody and ejabberd", .serialized, .realServers)
+@Suite("The resync against real Prosody and ejabberd", .realServers)
 struct ResyncAgainstServersTests {
     @Test func theDefaultsBoundAForgottenStatusToUnderAMinuteForAThousandPeopleAllOnline() {
         let resync = ResyncConfiguration.default

@@ -53,7 +53,7 @@ private final class TestStream {
     }
 }
 
-@Suite("SASL against real Prosody and ejabberd", .serialized, .realServers)
+@Suite("SASL against real Prosody and ejabberd", .realServers)
 struct SASLAgainstServersTests {
     @Test(arguments: XMPPServerKind.allCases) func theRightPasswordLogsInWithSCRAMAndTheServerProvesItKnowsIt(on kind: XMPPServerKind) async throws {
         let server = try await kind.start(accounts: ["watcher": "correct horse ✓ battery"])

@@ -7,7 +7,7 @@ import XMPPStream
 
 /// The client rate limits Prosody and ejabberd ship hold the watcher back, and the Deploying guide's lines lift
 /// them for the watcher: the recipe, checked against the shipped configuration files as installed.
-@Suite("The Deploying guide's exemption lifts the shipped rate limit for the watcher", .serialized, .realServers)
+@Suite("The Deploying guide's exemption lifts the shipped rate limit for the watcher", .realServers)
 struct ShippedRateLimitTests {
     /// How long the server itself took to read `bytes` of XEP-0202 entity-time questions sent at once by the
     /// watcher: from its clock in the first answer to its clock in the last (whole seconds on Prosody), so a test

@@ -27,7 +27,7 @@ private func loginError(_ configuration: XMPPClientConfiguration) async -> XMPPC
     }
 }
 
-@Suite("The client connection against real Prosody and ejabberd", .serialized, .realServers)
+@Suite("The client connection against real Prosody and ejabberd", .realServers)
 struct XMPPConnectionTests {
     @Test(arguments: XMPPServerKind.allCases) func startTLSWithTheServersCAFileVerifiesTheCertificateAndLogsIn(on kind: XMPPServerKind) async throws {
         let server = try await kind.start(accounts: ["watcher": "pw"], tls: true)

@@ -8,7 +8,7 @@ import Testing
 import XMPPClient
 import XMPPStream
 
-@Suite("The XMPP source against real Prosody and ejabberd", .serialized, .realServers)
+@Suite("The XMPP source against real Prosody and ejabberd", .realServers)
 struct XMPPSourceAgainstServersTests {
     @Test(arguments: XMPPServerKind.allCases) func theSnapshotHasEveryOnlineMembersShowStatusPriorityAndResourcesAndTheRestOffline(on server: XMPPServerKind) async throws {
         let organisation = try await Organisation(on: server, members: ["alice", "bob", "carol"], outsiders: ["dave"])
