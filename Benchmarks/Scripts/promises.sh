@@ -17,7 +17,10 @@ mkdir -p "$WORK"
 cd "$root"
 log="$WORK/promises.tsv"
 : >"$log"
-swift build --build-tests >/dev/null
+swift build --build-tests >"$WORK/build.log" 2>&1 || {
+    tail -40 "$WORK/build.log" >&2
+    exit 1
+}
 # The tests that record a promise (PromiseLog.record), by name.
 filter='aFrozenServerIsNoticed|whenANodeCrashes|onStockEjabberdTheShaperIsNamed|aServerThatStopsReadingAfterABurst|sigtermClosesTheXMPPStreamAndExits'
 for round in $(seq "$rounds"); do
