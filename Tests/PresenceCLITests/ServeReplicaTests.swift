@@ -74,7 +74,8 @@ struct ServeReplicaTests {
         // `presence watch` waits for the replica to become ready instead of giving up on it.
         let watch = try await CLI.run(
             ["watch", "--server", "http://127.0.0.1:\(refusing.httpPort)", "--reconnect-delay", "0.2", "alice@example.test"],
-            timeout: .seconds(4))
+            // Still waiting when it is stopped, after time for a dozen 0.2 s retries (scaled like every deadline).
+            timeout: TestDeadline.scaled(.seconds(4)))
         #expect(watch.timedOut, "watch was still waiting: \(watch.stderr)")
         #expect(
             watch.stderr.components(separatedBy: "unavailable (503)").count > 2,
