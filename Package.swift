@@ -192,7 +192,7 @@ let package = Package(
             resources: [.copy("Resources/slixmpp_component.py")]),
         .testTarget(
             name: "PresenceCLITests",
-            dependencies: ["presence", "PresenceStore", "PresenceTestSupport", "XMPPStream"],
+            dependencies: ["presence", "PresenceStore", "PresenceTestSupport", "XMPPClient", "XMPPStream"],
             resources: [
                 .copy("Resources/people_page_browser.py"), .copy("Resources/people_page_token_browser.py"),
                 .copy("Resources/people_page_failover_browser.py"), .copy("Resources/openapi_validate.py"),

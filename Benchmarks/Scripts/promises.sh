@@ -31,14 +31,20 @@ for round in $(seq "$rounds"); do
         exit 1
     }
 done
-python3 - "$log" <<'PY'
+python3 - "$log" "$rounds" <<'PY'
 import statistics, sys
+rounds = int(sys.argv[2])
 rows = {}
 for line in open(sys.argv[1]):
     name, promise, measured = line.rstrip("\n").split("\t")
     # A count that varies between runs ("... (412 questions waiting)") is not part of the promise's name.
     key = name.split(" (")[0]
     rows.setdefault(key, (float(promise), []))[1].append(float(measured))
+# Every promise measured once a round: a test renamed out of the filter, or one that stopped recording, shows here.
+expected = 9
+if len(rows) != expected or any(len(values) != rounds for _, values in rows.values()):
+    sys.exit(f"expected {expected} promises measured {rounds} times each, got " +
+             ", ".join(f"{name}: {len(values)}" for name, (_, values) in sorted(rows.items())))
 print(f"{'promise':62} {'bound':>7} {'runs':>4} {'median':>8} {'worst':>8}  verdict")
 for name, (promise, values) in sorted(rows.items()):
     worst = max(values)

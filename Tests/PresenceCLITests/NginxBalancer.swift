@@ -13,7 +13,8 @@ final class NginxBalancer {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("presence-nginx-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = freeLoopbackPort()
-        var sample = try String(contentsOf: CLI.repository.appendingPathComponent("Samples/deploy/nginx-replicas.conf"), encoding: .utf8)
+        var sample = try String(
+            contentsOf: CLI.repository.appendingPathComponent("Samples/deploy/nginx-replicas.conf"), encoding: .utf8)
         for (index, replica) in replicaPorts.enumerated() {
             sample = sample.replacingOccurrences(of: "127.0.0.1:\(8081 + index)", with: "127.0.0.1:\(replica)")
         }
@@ -52,7 +53,9 @@ final class NginxBalancer {
             ])
     }
 
-    var errorLog: String { (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? "" }
+    var errorLog: String {
+        (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+    }
 
     deinit {
         if process.isRunning {

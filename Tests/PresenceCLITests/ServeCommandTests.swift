@@ -74,8 +74,8 @@ final class RunningServer: @unchecked Sendable {
     }
 
     /// ``stop()`` from an async test, waited for on a thread of its own.
-    func stopped() async -> Int32 {
-        await onAThreadOfItsOwn { self.stop() }
+    func stopped(within deadline: Duration = TestDeadline.processExit) async -> Int32 {
+        await onAThreadOfItsOwn { self.stop(within: deadline) }
     }
 
     /// What the service logged so far.
@@ -94,10 +94,10 @@ final class RunningServer: @unchecked Sendable {
         return (feed, http)
     }
 
-    /// SIGTERM, then the exit status (killed after 30 s).
-    func stop() -> Int32 {
+    /// SIGTERM, then the exit status; -1 when it was still running after `deadline` (it is killed then).
+    func stop(within deadline: Duration = TestDeadline.processExit) -> Int32 {
         process.terminate()
-        guard CLI.waitForExit(process, timeout: TestDeadline.processExit) else { return -1 }
+        guard CLI.waitForExit(process, timeout: deadline) else { return -1 }
         return process.terminationStatus
     }
 

@@ -27,7 +27,10 @@ struct StreamMemoryTests {
         // Streams that open and close first: what the first streams set up once (the hub's observer, the event
         // loops' pools, the allocator's arenas) is in the baseline, not charged to the streams measured.
         try await HeldStreams(count: 200, watching: "w", port: server.httpPort).release()
-        #expect(try await eventually(timeout: TestDeadline.condition) { try await Self.openStreams(port: server.httpPort) == 0 })
+        #expect(
+            try await eventually(timeout: TestDeadline.condition) {
+                try await Self.openStreams(port: server.httpPort) == 0
+            })
         let baseline = try Self.residentBytes(of: server.process.processIdentifier)
 
         let open = try await HeldStreams(count: Self.streams, watching: "u", port: server.httpPort)

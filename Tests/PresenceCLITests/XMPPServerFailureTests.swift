@@ -13,10 +13,6 @@ import Testing
 /// of ``ServerSlots`` each, like every test that starts a real program.
 @Suite("presence serve when its XMPP server fails without a word", .realServers)
 struct XMPPServerFailureTests {
-    /// The guides' promise: a hang is noticed within 30 s of the server's last byte (measured by
-    /// `Benchmarks/Scripts/promises.sh`; the keep-alive's exact bound is `KeepAliveTests`' to hold).
-    static let noticedWithin: Duration = .seconds(30)
-
     @Test(arguments: XMPPServerKind.allCases)
     func aFrozenServerIsNoticedAndOpenStreamsHearTheyAreNotLive(on kind: XMPPServerKind)
         async throws
@@ -45,7 +41,8 @@ struct XMPPServerFailureTests {
         let noticedAfter = ContinuousClock.now - frozen
         #expect(notLive["live"] as? Bool == false, "\(notLive)")
         #expect(notLive["status"] as? String == "In the office", "the status is kept, as of the hang: \(notLive)")
-        PromiseLog.record("a frozen \(kind) is noticed", promise: Self.noticedWithin, measured: noticedAfter)
+        PromiseLog.record(
+            "a frozen \(kind) is noticed", promise: PromiseLog.Promise.frozenServerNoticed, measured: noticedAfter)
         #expect(try await eventually { replica.log.contains("the connection is dead") }, "the log says why")
 
         // Back: the watcher logs in again and the stream is live again.
@@ -114,9 +111,9 @@ struct XMPPServerFailureTests {
         let source = try #require(try await ServeReplicaTests.source(port: replica.httpPort))
         #expect(source["resyncCorrected"] as? Int ?? 0 >= 3, "alice, bob and carol's phone: \(source)")
         #expect(replica.log.contains("resync corrected a status the server no longer holds"))
-        // The guides' bound: the interval, two passes over the members shown available and the server's answers.
         PromiseLog.record(
-            "a crashed ejabberd node's statuses are corrected", promise: .seconds(interval) + .seconds(10), measured: took)
+            "a crashed ejabberd node's statuses are corrected",
+            promise: PromiseLog.Promise.resyncCorrected(interval: .seconds(interval)), measured: took)
         #expect(await replica.stopped() == 0)
         _ = sessions
     }

@@ -481,7 +481,9 @@ struct ChangeStreamTests {
                 // Written in the order they happened: alice's is the last.
                 let together = try await client.read(until: "Both")
                 before.withLock { $0[version, default: ""] += together }
-                responses.withLock { $0[version] = Task { try await client.readUntilClosed(within: TestDeadline.serverCycle) } }
+                responses.withLock {
+                    $0[version] = Task { try await client.readUntilClosed(within: TestDeadline.serverCycle) }
+                }
             }
         }
         for version in ["1.1", "1.0"] {

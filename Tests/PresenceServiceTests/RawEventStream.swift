@@ -28,7 +28,8 @@ final class RawEventStream: Sendable {
     /// is small (16 KiB), so a few hundred kilobytes unread fill the connection, not the megabytes a loopback
     /// socket grows to: the service's writes block sooner, and a loaded machine gets there as fast.
     static func open(_ query: String, port: Int) async throws -> RawEventStream {
-        let descriptor = try LoopbackTCP.connect(port: port, receiveTimeout: TestDeadline.serverCycle, receiveBufferBytes: 16 * 1024)
+        let descriptor = try LoopbackTCP.connect(
+            port: port, receiveTimeout: TestDeadline.serverCycle, receiveBufferBytes: 16 * 1024)
         let request = "GET /v1/presence/events\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
         try Array(request.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
         return RawEventStream(descriptor: descriptor)

@@ -43,6 +43,20 @@ struct RequestHeadTimeoutTests {
         #expect(!channel.isActive)
     }
 
+    @Test func aTimerThatFiresMidWaitIsSetAgainForTheRestOfIt() throws {
+        let channel = try Self.connection()
+        // The connection's first timer is due at 600 ms; the request at 100 ms and its answer's end at 300 ms
+        // start the next wait at 300 ms, so the timer finds 300 ms of it left and waits those.
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
+        try channel.writeInbound(Self.head)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(200))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(599))
+        #expect(channel.isActive, "899 ms: 599 ms into the second wait")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive, "900 ms: 600 ms after the answer's end")
+    }
+
     @Test func aHeadThatArrivesJustInTimeKeepsTheConnection() throws {
         let channel = try Self.connection()
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(599))

@@ -54,7 +54,9 @@ package final class EjabberdCluster: Sendable {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            if ListeningPort.waitUntilHeld([port], by: process, timeout: TestDeadline.serverReady) { return (process, port) }
+            if ListeningPort.waitUntilHeld([port], by: process, timeout: TestDeadline.serverReady) {
+                return (process, port)
+            }
             end(process)
         }
         throw EjabberdServer.Failure(description: "the cluster's epmd did not start")

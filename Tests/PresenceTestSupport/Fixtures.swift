@@ -56,7 +56,9 @@ package final class ManualClock: Sendable {
 /// A check whose HTTP answer was too slow to come (async-http-client's read timeout or deadline: a service on a
 /// machine loaded by the whole suite under ThreadSanitizer) is a check that did not hold yet, asked again while
 /// there is time; any other error ends the wait.
-package func eventually(timeout: Duration = TestDeadline.condition, _ condition: () async throws -> Bool) async throws -> Bool {
+package func eventually(
+    timeout: Duration = TestDeadline.condition, _ condition: () async throws -> Bool
+) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         do {

@@ -8,6 +8,20 @@ import Foundation
 /// one says nothing about the code. `Benchmarks/Scripts/promises.sh` runs the tests that measure promises one at a
 /// time, several rounds, and prints each promise against the median and worst of its measurements.
 package enum PromiseLog {
+    /// What the service promises about time (Operations.md, "What the service promises about time"), each bound
+    /// in one place.
+    package enum Promise {
+        /// A frozen XMPP server is noticed within 30 s of its last byte.
+        package static let frozenServerNoticed: Duration = .seconds(30)
+        /// A shipped shaper is named within 10 s of the service's start.
+        package static let shaperNamed: Duration = .seconds(10)
+        /// SIGTERM ends the service within 2 s, whatever its XMPP server does.
+        package static let stopped: Duration = .seconds(2)
+        /// A status the server no longer holds is corrected within the resync interval plus two passes over the
+        /// members shown available, plus the server's answers: with a handful of members, 10 s past the interval.
+        package static func resyncCorrected(interval: Duration) -> Duration { interval + .seconds(10) }
+    }
+
     /// Records that `name` (for example "a frozen prosody is noticed") took `measured`, against `promise`.
     package static func record(_ name: String, promise: Duration, measured: Duration) {
         print("promise: \(name): \(format(measured)) (the promise is \(format(promise)))")

@@ -5,9 +5,9 @@ import Testing
 /// process, a Python client) goes through: at most ``ServerSlots/count`` such tests run at a time, whatever else
 /// the suite runs beside them; in-process tests run freely.
 ///
-/// Swift Testing starts every test at once. Two dozen real servers starting together on two cores made each of
-/// them, and every service inside the test process, take many times what it takes alone, so that a test's result
-/// depended on which tests happened to run beside it. A test or suite asks for a slot with the
+/// Swift Testing starts every test at once: two dozen real servers starting together on two cores would each take
+/// many times what it takes alone, and so would every service inside the test process, so that a test's result
+/// would depend on which tests happen to run beside it. A test or suite asks for a slot with the
 /// ``Trait/realServers`` trait; each of its test cases then holds one slot while it runs. A test case already
 /// holding a slot (the trait on a suite and on its test) does not take a second one.
 package actor ServerSlots {

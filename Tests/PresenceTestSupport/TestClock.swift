@@ -24,6 +24,8 @@ package final class TestClock: Clock, Sendable {
     private struct State {
         var now = Instant(offset: .zero)
         var sleepers: [Sleeper] = []
+        /// Sleeps begun and not yet registered as sleepers or ended.
+        var starting: Set<UInt64> = []
         /// Sleeps cancelled before they were registered: they end as soon as they are.
         var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
@@ -40,11 +42,13 @@ package final class TestClock: Clock, Sendable {
     package func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state in
             state.nextID += 1
+            state.starting.insert(state.nextID)
             return state.nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, any Error>? = state.withLock { state in
+                    state.starting.remove(id)
                     if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
                     if deadline <= state.now { return .success(()) }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
@@ -55,7 +59,8 @@ package final class TestClock: Clock, Sendable {
         } onCancel: {
             let sleeper = state.withLock { state -> Sleeper? in
                 guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
-                    state.cancelled.insert(id)
+                    // Not registered yet: it ends as soon as it is. Otherwise it has been woken already.
+                    if state.starting.contains(id) { state.cancelled.insert(id) }
                     return nil
                 }
                 return state.sleepers.remove(at: index)
@@ -64,7 +69,8 @@ package final class TestClock: Clock, Sendable {
         }
     }
 
-    /// Moves the clock forward by `duration` and wakes every sleeper whose deadline has come, earliest first.
+    /// Moves the clock forward by `duration` and wakes every sleeper whose deadline has come, earliest first. The
+    /// woken read the clock at its new time: a test of a periodic timer moves it one period at a time.
     package func advance(by duration: Duration) {
         let due = state.withLock { state -> [Sleeper] in
             state.now = state.now.advanced(by: duration)
@@ -84,7 +90,7 @@ package final class TestClock: Clock, Sendable {
     package func waitUntilSleeping(_ count: Int = 1) async -> Bool {
         let deadline = ContinuousClock.now + TestDeadline.condition
         while sleeping < count {
-            guard ContinuousClock.now < deadline else { return false }
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
             try? await Task.sleep(for: .milliseconds(1))
         }
         return true

@@ -6,9 +6,9 @@ import Foundation
 /// Every deadline is named here, at ten times or more what an idle machine needs, and scaled by one setting,
 /// `TEST_DEADLINE_SCALE` (a positive number, 1 by default; not a `PRESENCE_*` name, which the service would take
 /// for its own configuration): a slower machine than any seen so far raises it instead of editing tests. Under
-/// ThreadSanitizer, where everything runs several times slower, every deadline is three times as long again. What the
-/// product promises about time is measured by `Benchmarks/promises`, never asserted here; what its timers do is
-/// tested with an injected clock, in milliseconds.
+/// ThreadSanitizer, where everything runs several times slower, every deadline is three times as long again. What
+/// the product promises about time is measured by `Benchmarks/Scripts/promises.sh`, never asserted here; what its
+/// timers do is tested with an injected clock, in milliseconds.
 package enum TestDeadline {
     /// `TEST_DEADLINE_SCALE` (1 when unset or not a positive number), times 3 under ThreadSanitizer.
     package static let scale: Double = {
@@ -39,4 +39,8 @@ package enum TestDeadline {
 
     /// One HTTP answer or one read on a socket: milliseconds on an idle machine.
     package static let read = scaled(.seconds(30))
+
+    /// A service told to stop (SIGTERM) to have ended: under a second on an idle machine whatever its XMPP server
+    /// does, while a stop that waited for a shaped or frozen server to read its backlog would take minutes.
+    package static let shutdown = scaled(.seconds(15))
 }

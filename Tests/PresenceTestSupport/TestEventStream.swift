@@ -32,7 +32,8 @@ package final class TestEventStream: Sendable {
     /// and returns when the head has come (within `idleTimeout`).
     package init(
         host: String = "127.0.0.1", port: Int, path: String, lastEventID: String? = nil,
-        headers: [String: String] = [:], transport: TestTransport = .plain, idleTimeout: Duration = TestDeadline.serverCycle
+        headers: [String: String] = [:], transport: TestTransport = .plain,
+        idleTimeout: Duration = TestDeadline.serverCycle
     ) async throws {
         var all = headers
         all["Accept"] = "text/event-stream"

@@ -29,7 +29,8 @@ package enum TestHTTP {
         clients.withLock { clients in
             if let client = clients[readTimeout] { return client }
             var configuration = HTTPClient.Configuration(
-                redirectConfiguration: .disallow, timeout: .init(connect: TimeAmount(TestDeadline.read), read: TimeAmount(readTimeout)))
+                redirectConfiguration: .disallow,
+                timeout: .init(connect: TimeAmount(TestDeadline.read), read: TimeAmount(readTimeout)))
             // As many connections to one service as the tests open (a stream holds one for as long as it lasts),
             // and a refused connection fails at once, as the tests of a service that is down expect.
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 1024
@@ -73,7 +74,9 @@ package enum TestHTTP {
         let request = try HTTPClient.Request(
             url: url(host: "127.0.0.1", port: port, path: path, secure: false), method: .POST, headers: headers,
             body: .string(json))
-        let response = try client(readTimeout: TestDeadline.read).execute(request: request, deadline: .now() + TimeAmount(TestDeadline.read)).wait()
+        let response = try client(readTimeout: TestDeadline.read).execute(
+            request: request, deadline: .now() + TimeAmount(TestDeadline.read)
+        ).wait()
         return (Int(response.status.code), response.body.map { String(buffer: $0) } ?? "")
     }
 

@@ -44,10 +44,15 @@ struct ResyncAgainstServersTests {
         // offline: the resync under way when she left may have asked her before she did, the next one asks her
         // and hears it. Resyncs run one after another, so from the second one done after she left, none asks her.
         let left = organisation.source.status
-        #expect(try await eventually(timeout: TestDeadline.condition) { organisation.source.status.resyncs >= left.resyncs + 2 })
+        #expect(
+            try await eventually(timeout: TestDeadline.condition) {
+                organisation.source.status.resyncs >= left.resyncs + 2
+            })
         let before = organisation.source.status
         #expect(
-            try await eventually(timeout: TestDeadline.condition) { organisation.source.status.resyncs >= before.resyncs + 2 })
+            try await eventually(timeout: TestDeadline.condition) {
+                organisation.source.status.resyncs >= before.resyncs + 2
+            })
         let after = organisation.source.status
         #expect(
             after.resyncProbed - before.resyncProbed == after.resyncs - before.resyncs, "\(left) \(before) \(after)")

@@ -18,8 +18,13 @@ struct KeepAliveMonitor: Sendable {
     /// Closes the connection as dead after this much silence.
     let dead: @Sendable (Duration) -> Void
 
-    /// The id of the `count`th keep-alive ping, which the session recognises in the server's answers.
-    static func pingID(_ count: Int) -> String { "\(XMPPSession.keepAlivePrefix)\(count)" }
+    private static let pingPrefix = "keepalive-"
+
+    /// The id of the `count`th keep-alive ping.
+    static func pingID(_ count: Int) -> String { "\(pingPrefix)\(count)" }
+
+    /// Whether `id` is a keep-alive ping's: its answer is the session's own, never handed to the reader.
+    static func isPingID(_ id: String) -> Bool { id.hasPrefix(pingPrefix) }
 
     /// Starts checking on `eventLoop` until cancelled, or until the connection is found dead.
     func start(on eventLoop: any EventLoop) -> RepeatedTask {

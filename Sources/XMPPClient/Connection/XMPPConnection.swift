@@ -31,6 +31,8 @@ public enum XMPPConnection {
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        // The silence counts from the connection, on the clock the keep-alive reads.
+                        lastReceived.withLock { $0 = channel.eventLoop.now }
                         try channel.pipeline.syncOperations.addHandler(ActivityHandler(lastReceived: lastReceived))
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }

@@ -20,8 +20,6 @@ public final class XMPPSession {
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     private let channel: any Channel
 
-    static let keepAlivePrefix = "keepalive-"
-
     init(
         jid: String, isEncrypted: Bool, mechanism: String, reader: StanzaReader,
         outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel
@@ -57,7 +55,7 @@ public final class XMPPSession {
                     try await send(IQ.result(answering: iq))
                     continue
                 }
-                if iq.kind == .result || iq.kind == .error, iq.id.hasPrefix(XMPPSession.keepAlivePrefix) { continue }
+                if iq.kind == .result || iq.kind == .error, KeepAliveMonitor.isPingID(iq.id) { continue }
             }
             return stanza
         }
@@ -70,6 +68,10 @@ public final class XMPPSession {
         try? await send(writer.bytes)
     }
 
+    /// How long ``closeGracefully(timeout:)`` waits for the server's close by default: what a stop waits for the
+    /// server at most.
+    public static let defaultCloseTimeout: Duration = .milliseconds(500)
+
     /// Ends the stream politely, also from a cancelled task (a service that is stopping): writes
     /// `</stream:stream>` on the connection itself and waits up to `timeout` for the server to close its side, so
     /// the server ends the session as a logout rather than a lost connection.
@@ -77,7 +79,7 @@ public final class XMPPSession {
     /// The deadline counts from the call, not from the end of the write: a server that reads slowly (a rate limit)
     /// or not at all (frozen) leaves earlier bytes queued before the close, and the connection is then closed
     /// without waiting for them.
-    public func closeGracefully(timeout: Duration = .milliseconds(500)) async {
+    public func closeGracefully(timeout: Duration = defaultCloseTimeout) async {
         var writer = XMPPWriter()
         writer.closeStream()
         let bytes = writer.bytes
