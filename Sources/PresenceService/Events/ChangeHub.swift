@@ -48,6 +48,7 @@ public final class ChangeHub: Sendable {
         case resumed
     }
 
+    /// A hub for `storage`'s changes, its heartbeats due by the system's monotonic clock.
     public convenience init(storage: any MemoryStorage, configuration: EventStreamConfiguration, logger: Logger) {
         self.init(storage: storage, configuration: configuration, logger: logger, clock: .continuous)
     }
