@@ -40,6 +40,19 @@ final class PipeDrain: Sendable {
         done.wait()
         return text
     }
+
+    /// Whether what was read contains `text` within `deadline`, suspending rather than blocking a pool thread.
+    func contains(_ text: String, within deadline: Duration = TestDeadline.condition) async -> Bool {
+        (try? await eventually(timeout: deadline) { self.text.contains(text) }) ?? false
+    }
+
+    /// Everything, once the writer closed the pipe or `deadline` passed (a grandchild may hold the pipe open).
+    @discardableResult
+    func finish(within deadline: Duration) -> String {
+        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+        _ = done.wait(timeout: .now() + seconds)
+        return text
+    }
 }
 
 enum CLI {

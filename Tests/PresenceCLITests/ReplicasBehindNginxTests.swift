@@ -122,6 +122,7 @@ struct ReplicasBehindNginxTests {
         let back = try replica(killedIndex + 1, httpPort: killedPort)
         replicas[killedIndex] = back
         #expect(try await eventually { try await ServeReplicaTests.get("/readyz", port: back.httpPort).status == 200 })
+        #expect(await back.logs("roster snapshot complete"))
         let log = back.log
         let notReady = try #require(log.range(of: "not ready"))
         let snapshot = try #require(log.range(of: "roster snapshot complete"))

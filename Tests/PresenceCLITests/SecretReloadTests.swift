@@ -50,7 +50,7 @@ struct SecretReloadTests {
         Self.hangUp(server)
         #expect(try await eventually { await Self.status(Self.second, port: server.httpPort) == 200 })
         #expect(await Self.status(Self.first, port: server.httpPort) == 401, "the revoked token is refused")
-        #expect(server.log.contains("reloaded API tokens"))
+        #expect(await server.logs("reloaded API tokens"))
         // The stream opened before goes on: a change still reaches it.
         let feeder = try LoopbackTCP.connect(port: server.feedPort)
         let stanza = "<presence from='alice@example.com/desk'><status>after the reload</status></presence>"

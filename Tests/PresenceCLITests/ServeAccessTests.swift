@@ -36,7 +36,9 @@ struct ServeAccessTests {
         process.standardError = output
         try process.run()
         let drain = PipeDrain(output)
-        #expect(CLI.waitForExit(process, timeout: TestDeadline.processExit))
+        guard CLI.waitForExit(process, timeout: TestDeadline.processExit) else {
+            return (-1, "still running after \(TestDeadline.processExit): \(drain.finish(within: TestDeadline.read))")
+        }
         return (process.terminationStatus, drain.finish())
     }
 
@@ -81,36 +83,39 @@ struct ServeAccessTests {
         }
     }
 
-    @Test func withTokensAndAFeedSecretTheClientsPresentTheirTokenAndNoSecretReachesTheLog() throws {
+    @Test func withTokensAndAFeedSecretTheClientsPresentTheirTokenAndNoSecretReachesTheLog() async throws {
         let files = try Files([
             "tokens": "\(Self.token) dashboard\n", "secret": Self.secret + "\n", "client-token": Self.token + "\n",
             "wrong-token": "not-the-token-0123456789\n",
         ])
-        let server = try RunningServer([
+        let server = try await RunningServer.started([
             "--api-token-file", files["tokens"], "--feed-secret-file", files["secret"], "--log-level", "trace",
         ])
-        let fed = try Self.python(
-            Self.componentFeeder, ["127.0.0.1", String(server.feedPort), Self.secret, "-"])
+        let feedPort = server.feedPort
+        let fed = try await onAThreadOfItsOwn {
+            try Self.python(Self.componentFeeder, ["127.0.0.1", String(feedPort), Self.secret, "-"])
+        }
         #expect(fed.status == 0 && fed.output.contains("fed"), "\(fed.output)")
         let api = "http://127.0.0.1:\(server.httpPort)"
-        var answer = try CLI.run(["query", "--server", api, "--token-file", files["client-token"], "alice@example.com"])
-        for _ in 0 ..< 100 where !answer.stdout.contains("away") {
-            Thread.sleep(forTimeInterval: 0.05)
-            answer = try CLI.run(["query", "--server", api, "--token-file", files["client-token"], "alice@example.com"])
+        var answer = CLIResult(status: -1, stdout: "", stderr: "not run", timedOut: false)
+        _ = try await eventually {
+            answer = try await CLI.run(
+                ["query", "--server", api, "--token-file", files["client-token"], "alice@example.com"])
+            return answer.stdout.contains("away")
         }
         #expect(answer.status == 0 && answer.stdout.contains("away"), "\(answer.stdout) \(answer.stderr)")
-        let stats = try CLI.run(["stats", "--server", api, "--token-file", files["client-token"]])
+        let stats = try await CLI.run(["stats", "--server", api, "--token-file", files["client-token"]])
         #expect(stats.status == 0 && stats.stdout.contains("updates applied"))
         for arguments in [
             ["query", "--server", api, "alice@example.com"],
             ["query", "--server", api, "--token-file", files["wrong-token"], "alice@example.com"],
             ["stats", "--server", api], ["watch", "--server", api, "alice@example.com"],
         ] {
-            let refused = try CLI.run(arguments, timeout: TestDeadline.processExit)
+            let refused = try await CLI.run(arguments, timeout: TestDeadline.processExit)
             #expect(refused.status != 0 && refused.stderr.contains("bearer token"), "\(arguments): \(refused.stderr)")
             #expect(!refused.stdout.contains("away"))
         }
-        #expect(server.stop() == 0)
+        #expect(await server.stopped() == 0)
         #expect(server.log.contains("presence service running"))
         #expect(!server.log.contains(Self.token), "tokens never reach the log")
         #expect(!server.log.contains(Self.secret), "the feed secret never reaches the log")
@@ -170,7 +175,7 @@ struct ServeAccessTests {
         watch.standardError = FileHandle.nullDevice
         try watch.run()
         let lines = PipeDrain(watched)
-        for _ in 0 ..< 400 where !lines.text.contains("\n") { try await Task.sleep(for: .milliseconds(25)) }
+        #expect(await lines.contains("\n"), "watch prints the status it starts from")
         kill(watch.processIdentifier, SIGINT)
         #expect(CLI.waitForExit(watch, timeout: TestDeadline.processExit))
         #expect(lines.text.contains("\"show\":\"away\""), "the change stream over TLS: \(lines.text)")

@@ -81,6 +81,13 @@ final class RunningServer: @unchecked Sendable {
     /// What the service logged so far.
     var log: String { errors.text }
 
+    /// Whether the service logs a line containing `text` within `deadline`. A line logged just after the state a
+    /// test waited for (a flag in an answer, a readiness) reaches the pipe a moment later, so a test that reads the
+    /// log right after seeing that state waits for the line instead of expecting it there already.
+    func logs(_ text: String, within deadline: Duration = TestDeadline.condition) async -> Bool {
+        (try? await eventually(timeout: deadline) { log.contains(text) }) ?? false
+    }
+
     /// `feed=127.0.0.1:N http=127.0.0.1:M` from the "presence service running" line.
     static func ports(in log: String) -> (Int, Int)? {
         guard let line = log.split(separator: "\n").first(where: { $0.contains("presence service running") }) else {
@@ -94,10 +101,12 @@ final class RunningServer: @unchecked Sendable {
         return (feed, http)
     }
 
-    /// SIGTERM, then the exit status; -1 when it was still running after `deadline` (it is killed then).
+    /// SIGTERM, then the exit status; -1 when it was still running after `deadline` (it is killed then). Once it
+    /// has exited, ``log`` holds everything it wrote.
     func stop(within deadline: Duration = TestDeadline.processExit) -> Int32 {
         process.terminate()
         guard CLI.waitForExit(process, timeout: deadline) else { return -1 }
+        errors.finish(within: TestDeadline.read)
         return process.terminationStatus
     }
 
@@ -105,6 +114,7 @@ final class RunningServer: @unchecked Sendable {
     func crash() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        errors.finish(within: TestDeadline.read)
     }
 
     deinit {
@@ -121,8 +131,8 @@ struct ServeCommandTests {
         try Array(text.utf8).withUnsafeBytes { try LoopbackTCP.sendAll(descriptor, $0) }
     }
 
-    @Test func watchPrintsEachChangeAsItHappensReconnectsAfterARestartAndExits0OnSIGINT() throws {
-        var server = try RunningServer()
+    @Test func watchPrintsEachChangeAsItHappensReconnectsAfterARestartAndExits0OnSIGINT() async throws {
+        var server = try await RunningServer.started()
         let httpPort = server.httpPort
         let watch = Process()
         watch.executableURL = CLI.binary
@@ -136,30 +146,26 @@ struct ServeCommandTests {
         try watch.run()
         let lines = PipeDrain(output)
         defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
-        func waitFor(_ text: String) -> Bool {
-            for _ in 0 ..< 400 where !lines.text.contains(text) { Thread.sleep(forTimeInterval: 0.025) }
-            return lines.text.contains(text)
-        }
-        #expect(waitFor("\"state\":\"unknown\""), "the snapshot comes first")
+        #expect(await lines.contains("\"state\":\"unknown\""), "the snapshot comes first")
         try ServeCommandTests.send(
             "<presence from='alice@example.com/desk'><show>dnd</show><status>Focus</status></presence>",
             toPort: server.feedPort)
-        #expect(waitFor("\"status\":\"Focus\""))
+        #expect(await lines.contains("\"status\":\"Focus\""))
 
         // The service restarts on the same port with an empty store: watch reconnects and shows the new truth.
-        #expect(server.stop() == 0)
-        server = try RunningServer(["--http", "127.0.0.1:\(httpPort)"])
+        #expect(await server.stopped() == 0)
+        server = try await RunningServer.started(["--http", "127.0.0.1:\(httpPort)"])
         try ServeCommandTests.send(
             "<presence from='alice@example.com/desk'><show>away</show><status>Back at 3</status></presence>",
             toPort: server.feedPort)
-        #expect(waitFor("\"status\":\"Back at 3\""))
+        #expect(await lines.contains("\"status\":\"Back at 3\""))
         let objects = lines.text.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
         #expect(objects.count == lines.text.split(separator: "\n").count, "one JSON object per line")
 
         kill(watch.processIdentifier, SIGINT)
-        #expect(CLI.waitForExit(watch, timeout: TestDeadline.processExit))
+        #expect(await onAThreadOfItsOwn { CLI.waitForExit(watch, timeout: TestDeadline.processExit) })
         #expect(watch.terminationStatus == 0)
 
         // Text: one line per change, with what a screen shows.
@@ -170,18 +176,18 @@ struct ServeCommandTests {
         textWatch.standardOutput = textOutput
         try textWatch.run()
         let textLines = PipeDrain(textOutput)
-        for _ in 0 ..< 400 where !textLines.text.contains("\n") { Thread.sleep(forTimeInterval: 0.025) }
+        #expect(await textLines.contains("\n"), "watch prints the status it starts from")
         kill(textWatch.processIdentifier, SIGINT)
-        #expect(CLI.waitForExit(textWatch, timeout: TestDeadline.processExit))
+        #expect(await onAThreadOfItsOwn { CLI.waitForExit(textWatch, timeout: TestDeadline.processExit) })
         #expect(textLines.text.contains(" alice@example.com available away \"Back at 3\""))
-        #expect(server.stop() == 0)
+        #expect(await server.stopped() == 0)
     }
 
-    @Test func watchEndsWithTheServicesReasonWhenTheServiceRefusesTheStream() throws {
-        let server = try RunningServer(["--events-max-jids", "1"])
+    @Test func watchEndsWithTheServicesReasonWhenTheServiceRefusesTheStream() async throws {
+        let server = try await RunningServer.started(["--events-max-jids", "1"])
         defer { _ = server.stop() }
         // The refusal comes on a connection the service keeps open: watch reads the answer's length, not to a close.
-        let watch = try CLI.run(
+        let watch = try await CLI.run(
             ["watch", "--server", "http://127.0.0.1:\(server.httpPort)", "alice@example.com", "bob@example.com"],
             timeout: TestDeadline.processExit)
         #expect(!watch.timedOut, "watch ended instead of waiting: \(watch.stderr)")
@@ -195,14 +201,12 @@ struct ServeCommandTests {
         try ServeCommandTests.send(
             "<presence from='alice@example.com/desk'><show>away</show><status>Lunch</status></presence>",
             toPort: server.feedPort)
-        var result = try await CLI.run([
-            "query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com",
-        ])
-        for _ in 0 ..< 100 where !result.stdout.contains("\"available\"") {
-            try await Task.sleep(for: .milliseconds(50))
+        var result = CLIResult(status: -1, stdout: "", stderr: "not run", timedOut: false)
+        _ = try await eventually {
             result = try await CLI.run([
                 "query", "--server", api, "--format", "json", "alice@example.com", "bob@example.com",
             ])
+            return result.stdout.contains("\"available\"")
         }
         #expect(result.status == 0, "\(result.stderr)")
         let results = try #require(result.json?["results"] as? [[String: Any]])

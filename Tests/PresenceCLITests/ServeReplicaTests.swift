@@ -131,7 +131,7 @@ struct ServeReplicaTests {
         let readiness = try await Self.get("/readyz", port: first.httpPort)
         #expect(readiness.status == 503)
         #expect((readiness.json?["reason"] as? String)?.contains("--xmpp-resource") == true)
-        #expect(first.log.contains("replaced this session; not reconnecting"))
+        #expect(await first.logs("replaced this session; not reconnecting"))
 
         // Long enough for several reconnection attempts at the 1-second maximum: there are none.
         try await Task.sleep(for: .seconds(3))
@@ -228,7 +228,7 @@ struct ServeReplicaTests {
         #expect(source["lastResyncMilliseconds"] as? Double != nil)
         let still = try #require(try await Self.answer("alice@example.test", port: replica.httpPort))
         #expect(still["state"] as? String == "available" && still["status"] as? String == "Here")
-        #expect(replica.log.contains("resync corrected a status the server no longer holds"))
+        #expect(await replica.logs("resync corrected a status the server no longer holds"))
         _ = alice
     }
 }
