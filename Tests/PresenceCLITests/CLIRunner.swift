@@ -35,9 +35,10 @@ final class PipeDrain: Sendable {
     /// What was read so far.
     var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
 
-    /// Everything, once the writer closed the pipe.
+    /// Everything, once the writer closed the pipe. Called again, it answers at once.
     func finish() -> String {
         done.wait()
+        done.signal()
         return text
     }
 
@@ -50,7 +51,7 @@ final class PipeDrain: Sendable {
     @discardableResult
     func finish(within deadline: Duration) -> String {
         let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
-        _ = done.wait(timeout: .now() + seconds)
+        if done.wait(timeout: .now() + seconds) == .success { done.signal() }
         return text
     }
 }
