@@ -2,7 +2,6 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging
-import NIOPosix
 import PresencePressure
 import PresenceSource
 import PresenceStore
@@ -68,8 +67,8 @@ public struct PresenceServer: Sendable {
         let systemd = SystemdNotifier()
         let secrets = try ServiceSecrets(
             access: configuration.access, feedSecret: configuration.feedSecret, tls: configuration.tls)
-        // The loops of the feed port's and the query API's connections (``ServiceConfiguration/eventLoops``).
-        let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        // The loops of the feed port's and the query API's connections, kept for the process's life.
+        let eventLoops = ServiceEventLoops.group(threads: configuration.eventLoops)
         let endpoint = QueryEndpoint(
             lookup: lookup, live: { source?.isLive }, maxBatchJIDs: configuration.http.maxBatchJIDs)
         let events = EventStreamEndpoint(hub: changes, lookup: lookup, live: { source?.isLive })
@@ -160,9 +159,6 @@ public struct PresenceServer: Sendable {
         } catch {
             ended = .failure(error)
         }
-        // The services ended, and every connection with them. A feeder's batch still being applied on the pool
-        // may yet change someone, but the hub finished every stream as it stopped, so no stream wakes a loop.
-        try? await eventLoops.shutdownGracefully()
         try ended.get()
     }
 }

@@ -101,12 +101,21 @@ final class RunningServer: @unchecked Sendable {
         return (feed, http)
     }
 
-    /// SIGTERM, then the exit status; -1 when it was still running after `deadline` (it is killed then). Once it
-    /// has exited, ``log`` holds everything it wrote.
+    /// What SwiftNIO prints when a task is scheduled on an event loop that has shut down: work the service left
+    /// running past its own shutdown, which a later SwiftNIO turns into a crash.
+    static let shutDownLoopMisuse = "Cannot schedule tasks on an EventLoop that has already shut down"
+
+    /// SIGTERM, then the exit status; -1 when it was still running after `deadline` (it is killed then), -2 when it
+    /// exited but scheduled work on a shut-down event loop on its way out (``shutDownLoopMisuse``), so that every
+    /// test expecting a clean stop fails on it. Once it has exited, ``log`` holds everything it wrote.
     func stop(within deadline: Duration = TestDeadline.processExit) -> Int32 {
         process.terminate()
         guard CLI.waitForExit(process, timeout: deadline) else { return -1 }
         errors.finish(within: TestDeadline.read)
+        if log.contains(Self.shutDownLoopMisuse) {
+            print("presence serve scheduled work on a shut-down event loop as it stopped; its log:\n\(log.suffix(4000))")
+            return -2
+        }
         return process.terminationStatus
     }
 
@@ -236,10 +245,12 @@ struct ServeCommandTests {
         }
         let three = try await RunningServer.started(["--event-loops", "3"])
         #expect(try loops(of: three) == 3)
-        #expect(await three.stopped() == 0)
+        let threeStopped = await three.stopped()
+        #expect(threeStopped == 0, "\(three.log.suffix(3000))")
         let byDefault = try await RunningServer.started()
         #expect(try loops(of: byDefault) == max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
-        #expect(await byDefault.stopped() == 0)
+        let byDefaultStopped = await byDefault.stopped()
+        #expect(byDefaultStopped == 0, "\(byDefault.log.suffix(3000))")
     }
 
     @Test func serveRefusesNonLoopbackAddressesWithoutTheFlag() throws {

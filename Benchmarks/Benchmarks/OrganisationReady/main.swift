@@ -4,7 +4,11 @@
 // stopping took at the worst moment (in the middle of the snapshot's questions).
 //
 //   swift run --package-path Benchmarks -c release OrganisationReady [members] [online %] [server] \
-//       [none|stock|exempt] [seconds to wait at most] [questions in flight at most] [memory|disk]
+//       [none|stock|exempt] [seconds to wait at most] [questions in flight at most] [memory|disk] \
+//       [named|everyone]
+//
+// The roster design (``RosterDesign``): `named`, the members in a group only the watchers see, or `everyone`, one
+// group in which everyone sees everyone (`@all@` on ejabberd, one `mod_groups` group on Prosody).
 //
 // With `disk`, the watcher's storage is the disk tier (a dictionary in front of SQLite), and the snapshot is run
 // again on a new tier opened on the same file: a replica's restart, which answers from disk at once.
@@ -27,13 +31,14 @@ let questionsInFlight =
     arguments.dropFirst(5).first.flatMap { Int($0) }
     ?? XMPPPresenceSource.AnswerConfiguration.defaultQuestionsInFlight
 let onDisk = arguments.dropFirst(6).first == "disk"
+let rosterDesign = arguments.dropFirst(7).first.flatMap { RosterDesign(rawValue: $0) } ?? .named
 let diskDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("organisation-ready-\(UUID())").path
 let onlineCount = Int((Double(memberCount) * onlinePercent / 100).rounded())
 
 let setUp = ContinuousClock.now
-let server = try startLoadServer(serverKind, members: memberCount, limits: limits)
+let server = try startLoadServer(serverKind, members: memberCount, limits: limits, roster: rosterDesign)
 report(
-    "\(server.name), limits \(limits.rawValue): \(memberCount) members, \(onlineCount) online (set up in "
+    "\(server.name), limits \(limits.rawValue), roster \(rosterDesign.rawValue): \(memberCount) members, \(onlineCount) online (set up in "
         + "\(ContinuousClock.now - setUp))")
 
 // Members online, idle.

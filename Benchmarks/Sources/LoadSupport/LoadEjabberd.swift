@@ -2,8 +2,9 @@ import Foundation
 
 /// An ejabberd of the benchmark's own: configuration, Mnesia spool and logs in a temporary directory, its own node
 /// name, Erlang distribution on a port of its own (no `epmd`), c2s and the HTTP API on loopback ports. Accounts and
-/// shared roster groups go through the HTTP API: `people` (every member) displays `watchers` (the watcher) and
-/// the other way round, so the watcher has everyone and each member has the watcher only.
+/// shared roster groups go through the HTTP API. With ``RosterDesign/named``, `people` (every member, named) displays
+/// `watchers` (the watcher) and the other way round, so the watcher has everyone and each member has the watcher
+/// only; with ``RosterDesign/everyone``, `people` holds `@all@` and displays itself.
 public final class LoadEjabberd: LoadServer {
     public let name = "ejabberd"
     public let domain = "example.test"
@@ -12,7 +13,7 @@ public final class LoadEjabberd: LoadServer {
     private let directory: URL
     private let process: Process
 
-    public init(members: Int, limits: ShippedLimits = .none) throws {
+    public init(members: Int, limits: ShippedLimits = .none, roster: RosterDesign = .named) throws {
         let limits = try limits.ejabberd(watcher: "watcher@example.test")
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ejabberd-load-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
@@ -62,15 +63,23 @@ public final class LoadEjabberd: LoadServer {
         for name in (0 ..< members).map(LoadAccounts.member) + ["watcher"] {
             try api("register", ["user": name, "host": domain, "password": LoadAccounts.password])
         }
-        try api(
-            "srg_create",
-            ["group": "people", "host": domain, "label": "people", "description": "", "display": "watchers"])
-        try api(
-            "srg_create",
-            ["group": "watchers", "host": domain, "label": "watchers", "description": "", "display": "people"])
-        try api("srg_user_add", ["user": "watcher", "host": domain, "group": "watchers", "grouphost": domain])
-        for name in (0 ..< members).map(LoadAccounts.member) {
-            try api("srg_user_add", ["user": name, "host": domain, "group": "people", "grouphost": domain])
+        switch roster {
+        case .everyone:
+            try api(
+                "srg_create",
+                ["group": "people", "host": domain, "label": "people", "description": "", "display": "people"])
+            try api("srg_user_add", ["user": "@all@", "host": domain, "group": "people", "grouphost": domain])
+        case .named:
+            try api(
+                "srg_create",
+                ["group": "people", "host": domain, "label": "people", "description": "", "display": "watchers"])
+            try api(
+                "srg_create",
+                ["group": "watchers", "host": domain, "label": "watchers", "description": "", "display": "people"])
+            try api("srg_user_add", ["user": "watcher", "host": domain, "group": "watchers", "grouphost": domain])
+            for name in (0 ..< members).map(LoadAccounts.member) {
+                try api("srg_user_add", ["user": name, "host": domain, "group": "people", "grouphost": domain])
+            }
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 
 /// A Prosody of the benchmark's own on a free loopback port, with `members` accounts (`m00000`...) and a watcher,
-/// each member sharing one `mod_groups` group with the watcher only: the watcher's roster holds every member and
-/// no member sees the others (a single group of N would make Prosody broadcast N² presences at login).
+/// With ``RosterDesign/named``, each member shares one `mod_groups` group with the watcher only: the watcher's roster
+/// holds every member and no member sees the others. With ``RosterDesign/everyone``, one group lists every account.
 public final class LoadProsody: LoadServer {
     public let name = "Prosody"
     public let domain = "example.test"
@@ -14,7 +14,9 @@ public final class LoadProsody: LoadServer {
     public static let password = LoadAccounts.password
 
     /// - Parameter garbageCollector: Prosody's `gc` mode, `incremental` (its default) or `generational` (Lua 5.4).
-    public init(members: Int, garbageCollector: String? = nil, limits: ShippedLimits = .none) throws {
+    public init(
+        members: Int, garbageCollector: String? = nil, limits: ShippedLimits = .none, roster: RosterDesign = .named
+    ) throws {
         memberCount = members
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("prosody-load-\(UUID().uuidString)")
         let accounts = directory.appendingPathComponent("data/example%2etest/accounts")
@@ -25,8 +27,14 @@ public final class LoadProsody: LoadServer {
                 to: accounts.appendingPathComponent("\(name).dat"), atomically: false, encoding: .utf8)
         }
         var groups = ""
-        for index in 0 ..< members {
-            groups += "[g\(index)]\nwatcher@\(domain)\n\(LoadProsody.member(index))@\(domain)\n"
+        switch roster {
+        case .everyone:
+            groups = "[everyone]\nwatcher@\(domain)\n"
+            for index in 0 ..< members { groups += "\(LoadProsody.member(index))@\(domain)\n" }
+        case .named:
+            for index in 0 ..< members {
+                groups += "[g\(index)]\nwatcher@\(domain)\n\(LoadProsody.member(index))@\(domain)\n"
+            }
         }
         try groups.write(to: directory.appendingPathComponent("groups.txt"), atomically: false, encoding: .utf8)
         let limits = try limits.prosody(watcher: "watcher@example.test")
