@@ -64,7 +64,7 @@ final class RunningServer: @unchecked Sendable {
     }
 
     /// Starts the service from an async test, waiting for its ports on a thread of its own rather than on one of
-    /// the cooperative pool's two (a service built for ThreadSanitizer takes seconds to start on a loaded machine).
+    /// the cooperative pool's (a service built for ThreadSanitizer takes seconds to start on a loaded machine).
     static func started(
         _ arguments: [String] = [], environment: [String: String] = [:], openFileLimits: (soft: Int, hard: Int?)? = nil
     ) async throws -> RunningServer {
@@ -75,7 +75,9 @@ final class RunningServer: @unchecked Sendable {
 
     /// ``stop()`` from an async test, waited for on a thread of its own.
     func stopped(within deadline: Duration = TestDeadline.processExit) async -> Int32 {
-        await onAThreadOfItsOwn { self.stop(within: deadline) }
+        let status = await onAThreadOfItsOwn { self.terminate(within: deadline) }
+        recordShutDownLoopMisuse()
+        return status
     }
 
     /// What the service logged so far.
@@ -105,18 +107,31 @@ final class RunningServer: @unchecked Sendable {
     /// running past its own shutdown, which a later SwiftNIO turns into a crash.
     static let shutDownLoopMisuse = "Cannot schedule tasks on an EventLoop that has already shut down"
 
-    /// SIGTERM, then the exit status; -1 when it was still running after `deadline` (it is killed then), -2 when it
-    /// exited but scheduled work on a shut-down event loop on its way out (``shutDownLoopMisuse``), so that every
-    /// test expecting a clean stop fails on it. Once it has exited, ``log`` holds everything it wrote.
+    /// SIGTERM, then the exit status; -1 when it was still running after `deadline` (it is killed then). Once it
+    /// has exited, ``log`` holds everything it wrote. A service that scheduled work on a shut-down event loop on its
+    /// way out (``shutDownLoopMisuse``) is an issue of the test that stopped it, whether or not the test looks at
+    /// the status.
     func stop(within deadline: Duration = TestDeadline.processExit) -> Int32 {
+        let status = terminate(within: deadline)
+        recordShutDownLoopMisuse()
+        return status
+    }
+
+    /// SIGTERM and the wait for the exit, with nothing recorded: what ``stop(within:)`` and ``stopped(within:)``
+    /// share, the second on a thread of its own, where Swift Testing could not tell which test an issue is of.
+    private func terminate(within deadline: Duration) -> Int32 {
         process.terminate()
         guard CLI.waitForExit(process, timeout: deadline) else { return -1 }
         errors.finish(within: TestDeadline.read)
-        if log.contains(Self.shutDownLoopMisuse) {
-            print("presence serve scheduled work on a shut-down event loop as it stopped; its log:\n\(log.suffix(4000))")
-            return -2
-        }
         return process.terminationStatus
+    }
+
+    /// Records an issue, with the log, when the service printed SwiftNIO's warning (or, with `SWIFTNIO_STRICT=1`,
+    /// crashed) on scheduling work on an event loop that had shut down.
+    private func recordShutDownLoopMisuse() {
+        guard log.contains(Self.shutDownLoopMisuse) else { return }
+        Issue.record(
+            "presence serve scheduled work on a shut-down event loop as it stopped; its log:\n\(log.suffix(4000))")
     }
 
     /// SIGKILL: the service dies at once, as in a crash or an out-of-memory kill, with nothing closed or saved.

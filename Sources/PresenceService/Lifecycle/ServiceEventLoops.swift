@@ -7,7 +7,7 @@ import PresenceModel
 ///
 /// A service never shuts its loops down because there is no moment at which that is safe: Hummingbird ends its
 /// server's graceful shutdown in an unstructured task that may still be releasing the server's quiescing helper
-/// after `run()` has returned, and that release schedules onto the group's first loop. Shut down by then, the
+/// after `run()` has returned, and that release schedules onto one of the group's loops. Shut down by then, the
 /// loop refuses it with SwiftNIO's "Cannot schedule tasks on an EventLoop that has already shut down" (a crash
 /// in a future SwiftNIO). Services in one process that ask for the same count share the group; their
 /// connections are their own.
