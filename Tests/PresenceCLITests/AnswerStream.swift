@@ -16,8 +16,7 @@ final class AnswerStream: Sendable {
             host: "127.0.0.1", port: port,
             path: "/v1/presence/events?" + jids.map { "jid=\($0)" }.joined(separator: "&"))
         self.reader = reader
-        let seconds = Double(lasting.components.seconds) + Double(lasting.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { reader.close() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + lasting.inSeconds) { reader.close() }
     }
 
     /// The next event's answer; nil when the stream ended (or was closed).

@@ -50,8 +50,7 @@ final class PipeDrain: Sendable {
     /// Everything, once the writer closed the pipe or `deadline` passed (a grandchild may hold the pipe open).
     @discardableResult
     func finish(within deadline: Duration) -> String {
-        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
-        if done.wait(timeout: .now() + seconds) == .success { done.signal() }
+        if done.wait(timeout: .now() + deadline.inSeconds) == .success { done.signal() }
         return text
     }
 }

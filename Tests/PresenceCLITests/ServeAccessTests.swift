@@ -177,8 +177,8 @@ struct ServeAccessTests {
         let lines = PipeDrain(watched)
         #expect(await lines.contains("\n"), "watch prints the status it starts from")
         kill(watch.processIdentifier, SIGINT)
-        #expect(CLI.waitForExit(watch, timeout: TestDeadline.processExit))
+        #expect(await onAThreadOfItsOwn { CLI.waitForExit(watch, timeout: TestDeadline.processExit) })
         #expect(lines.text.contains("\"show\":\"away\""), "the change stream over TLS: \(lines.text)")
-        #expect(server.stop() == 0)
+        #expect(await server.stopped() == 0)
     }
 }

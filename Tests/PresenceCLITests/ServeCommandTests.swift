@@ -87,7 +87,7 @@ final class RunningServer: @unchecked Sendable {
     /// test waited for (a flag in an answer, a readiness) reaches the pipe a moment later, so a test that reads the
     /// log right after seeing that state waits for the line instead of expecting it there already.
     func logs(_ text: String, within deadline: Duration = TestDeadline.condition) async -> Bool {
-        (try? await eventually(timeout: deadline) { log.contains(text) }) ?? false
+        await errors.contains(text, within: deadline)
     }
 
     /// `feed=127.0.0.1:N http=127.0.0.1:M` from the "presence service running" line.

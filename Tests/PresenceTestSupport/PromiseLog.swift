@@ -41,8 +41,7 @@ package enum PromiseLog {
     private static let lock = NSLock()
 
     private static func seconds(_ duration: Duration) -> String {
-        let (whole, attoseconds) = duration.components
-        return String(format: "%.3f", Double(whole) + Double(attoseconds) / 1e18)
+        String(format: "%.3f", duration.inSeconds)
     }
 
     private static func format(_ duration: Duration) -> String { seconds(duration) + " s" }
