@@ -82,12 +82,17 @@ let package = Package(
         .target(
             name: "PresenceWire", dependencies: ["XMPPStream", "PresenceModel", "PresenceStore"]),
         // Presence from an XMPP server: a watcher account's roster and every contact's presence, kept in a
-        // storage through the same ingest path as every other source, reconnecting forever.
+        // storage through the same ingest path as every other source, reconnecting forever; the server's session
+        // directory (ejabberd's HTTP API) over async-http-client when it has one.
         .target(
             name: "PresenceSource",
             dependencies: [
                 "XMPPClient", "XMPPStream", "PresenceModel", "PresenceStore", "PresenceIngest",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         // Deterministic, realistic presence streams for samples, tests and benchmarks.
         .target(name: "PresenceWorkload", dependencies: ["PresenceModel"]),

@@ -9,66 +9,14 @@ import XMPPStream
 ///
 /// A round asks its members; a ping follows the question in the same write. The ping's answer is no barrier
 /// (RFC 6121 promises no order between it and the presences a probe produces, and ejabberd answers it first):
-/// it only says when to ask the server directly (XEP-0012 last activity) about the members it has said nothing
-/// about yet. A round ends when every member's answer is final.
+/// it only says when to ask the server directly about the members it has said nothing about yet: its session
+/// directory for all of them in one question when it has one (``SessionDirectory``), XEP-0012 last activity for
+/// each otherwise. A round ends when every member's answer is final.
 ///
 /// Last-activity questions go through a ``QuestionWindow``: never more in flight than the server answers in
 /// about a second (``ReadRateLimitDetector``), so a server that reads the watcher at a limited rate is asked at
 /// that rate, and the limit is named while it holds the session back.
 final class Confirmations: Sendable {
-    enum Purpose: Hashable, Sendable {
-        /// The roster snapshot after the initial presence.
-        case snapshot
-        /// Contacts a roster push added.
-        case rosterAddition
-        /// A lookup's probe batch.
-        case probe
-        /// A batch of the periodic resync, which asks every member again.
-        case resync
-    }
-
-    /// One member's answer, final.
-    struct Settled: Sendable {
-        let round: String
-        let purpose: Purpose
-        let member: BareJID
-        let verdict: MemberConfirmation.Verdict
-        /// The resources the server reported available (empty when offline).
-        let resources: Set<String>
-        /// The member's presence as the round received it (probe rounds only), should the storage have evicted it.
-        let captured: UserPresence?
-        /// The storage showed the member available when the server said they had no resource: the answer
-        /// corrects a status the server no longer held, even if the storage agrees by the time it is final.
-        let correctsShownAvailable: Bool
-    }
-
-    /// What a settle pass did: the rounds it ended, and when the next answer becomes final if its member stays
-    /// quiet (nil when no answer is waiting for that).
-    struct SettlePass: Sendable {
-        var finished: [Finished] = []
-        var nextDeadline: ContinuousClock.Instant?
-    }
-
-    /// A round whose every member is final.
-    struct Finished: Sendable {
-        let round: String
-        let purpose: Purpose
-        let members: Int
-        let offline: Int
-        let started: ContinuousClock.Instant
-    }
-
-    /// Members of open rounds who have no certain answer yet.
-    struct Pending: Sendable {
-        let round: String
-        let purpose: Purpose
-        let members: Set<BareJID>
-        /// Of those, the ones for whom the server refused last activity, by the condition it gave.
-        let refusals: [String: Int]
-        /// Of those, the ones the server says have a session but sent no available presence for.
-        let withSession: Int
-    }
-
     private struct Round {
         let purpose: Purpose
         let started: ContinuousClock.Instant
@@ -93,6 +41,8 @@ final class Confirmations: Sendable {
         /// Last-activity questions waiting to be sent and in flight.
         var questions: QuestionWindow
         var detector = ReadRateLimitDetector()
+        /// Members asked about in one question to the server's session directory, if it has one.
+        var directory: DirectoryQuestions
         var issued = 0
 
         /// The open rounds still waiting for `member`'s answer. A list, not a view of `rounds`: a loop that
@@ -112,11 +62,15 @@ final class Confirmations: Sendable {
 
     /// The most last-activity questions in flight at once.
     let maximumInFlight: Int
+    /// Whether each session asks the server's session directory before last activity.
+    let usesDirectory: Bool
     private let state: Locked<State>
 
-    init(maximumInFlight: Int) {
+    init(maximumInFlight: Int, usesDirectory: Bool = false) {
         self.maximumInFlight = maximumInFlight
-        state = Locked(State(questions: QuestionWindow(limit: maximumInFlight)))
+        self.usesDirectory = usesDirectory
+        state = Locked(
+            State(questions: QuestionWindow(limit: maximumInFlight), directory: .init(isUsable: usesDirectory)))
     }
 
     var isEmpty: Bool { state.withLock { $0.rounds.isEmpty } }
@@ -151,6 +105,7 @@ final class Confirmations: Sendable {
                 state.rounds[id]!.candidates.subtract(members)
             }
             state.questions.forget(members)
+            state.directory.forget(members)
         }
     }
 
@@ -187,7 +142,8 @@ final class Confirmations: Sendable {
     /// Forgets every round: the session ended.
     func reset() {
         let limit = maximumInFlight
-        state.withLock { $0 = State(questions: QuestionWindow(limit: limit), issued: $0.issued) }
+        let directory = DirectoryQuestions(isUsable: usesDirectory)
+        state.withLock { $0 = State(questions: QuestionWindow(limit: limit), directory: directory, issued: $0.issued) }
     }
 
     /// An update the session applied: a statement about its sender for every round that asked about them.
@@ -204,15 +160,63 @@ final class Confirmations: Sendable {
         }
     }
 
-    /// The ping after round `id`'s question was answered: queues a last-activity question for each member the
-    /// server has said nothing about yet (a lookup's before the others). False when `id` is no open round.
+    /// The ping after round `id`'s question was answered: asks about each member the server has said nothing
+    /// about yet, in the next question to the session directory when the session has one, else in a last-activity
+    /// question each (a lookup's before the others). False when `id` is no open round.
     func pingAnswered(_ id: String) -> Bool {
         state.withLock { state in
             guard let round = state.rounds[id] else { return false }
             state.rounds[id]!.pingAnswered = true
             let silent = round.unsettled.filter { round.members[$0]!.isSilent }
-            state.questions.enqueue(silent, urgent: round.purpose == .probe)
+            if state.directory.isUsable {
+                state.directory.enqueue(silent)
+            } else {
+                state.questions.enqueue(silent, urgent: round.purpose == .probe)
+            }
             return true
+        }
+    }
+
+    /// Whether a question to the session directory can go now (see ``takeDirectoryQuestion()``).
+    var isDirectoryQuestionDue: Bool { state.withLock { $0.directory.isDue } }
+
+    /// Starts a question to the session directory for every member waiting for one; false when none is due.
+    func takeDirectoryQuestion() -> Bool {
+        state.withLock { state in
+            guard state.directory.isDue else { return false }
+            state.issued += 1
+            return state.directory.take(issue: state.issued) != nil
+        }
+    }
+
+    /// The session directory's answer to the question in flight: every account with a session now. A member it
+    /// does not list has no session, for every round opened before the question; a member it lists is asked
+    /// last activity, which says whether the session has sent presence yet.
+    func directoryAnswered(_ sessions: Set<BareJID>, at now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            guard let batch = state.directory.answered() else { return }
+            var withSession: Set<BareJID> = []
+            for member in batch.members {
+                let rounds = state.rounds(asking: member).filter { state.rounds[$0]!.issue < batch.issue }
+                guard !rounds.isEmpty else { continue }
+                guard !sessions.contains(member) else {
+                    withSession.insert(member)
+                    continue
+                }
+                for id in rounds {
+                    state.rounds[id]!.members[member]!.recordNoSession(at: now)
+                    state.rounds[id]!.candidates.insert(member)
+                }
+            }
+            state.questions.enqueue(withSession)
+        }
+    }
+
+    /// The session directory failed: it is not asked again in this session, and the members it was to answer for
+    /// are asked last activity instead.
+    func directoryFailed() {
+        state.withLock { state in
+            state.questions.enqueue(state.directory.fail())
         }
     }
 

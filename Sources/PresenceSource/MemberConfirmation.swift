@@ -10,7 +10,8 @@ import PresenceModel
 /// - **Offline** once the server has said the member has no available resource: an unavailable presence from the
 ///   member's bare JID (RFC 6121 §4.3.2's reply to a probe, Prosody's way), or XEP-0012 last activity answered by
 ///   the server with more than 0 seconds (ejabberd's way: it sends nothing in reply to a probe of a member without
-///   a session), and no available presence from them since.
+///   a session) or a session directory of the server that does not list them (``SessionDirectory``), and no
+///   available presence from them since.
 /// - **Not known** otherwise: a member the server said nothing certain about is never answered `offline`.
 struct MemberConfirmation {
     enum Verdict: Hashable, Sendable {
@@ -64,13 +65,20 @@ struct MemberConfirmation {
     /// The server's XEP-0012 answer: `seconds` since the member's last session ended.
     mutating func recordLastActivity(seconds: Int, at now: ContinuousClock.Instant) {
         guard final == nil else { return }
-        lastStatement = now
         if seconds > 0 {
-            // No session now. A presence that said otherwise before it stands: available wins.
-            if resources.isEmpty { saidNoResource = true }
+            recordNoSession(at: now)
         } else {
+            lastStatement = now
             hasSession = true
         }
+    }
+
+    /// The server said the member has no session now (last activity over 0 seconds, or a session directory
+    /// that does not list them). A presence that said otherwise before it stands: available wins.
+    mutating func recordNoSession(at now: ContinuousClock.Instant) {
+        guard final == nil else { return }
+        lastStatement = now
+        if resources.isEmpty { saidNoResource = true }
     }
 
     /// Whether to ask last activity again: it said 0 seconds at least `interval` ago and no presence has come.

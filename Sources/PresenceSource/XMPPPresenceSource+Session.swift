@@ -18,7 +18,10 @@ extension XMPPPresenceSource {
             pendingProbes.close()
             confirmations.reset()
             resyncCandidates.reset()
-            state.withLock { $0.readLimit = nil }
+            state.withLock {
+                $0.readLimit = nil
+                $0.sessionDirectoryError = nil
+            }
             let pings = session.keepAlivePings.count
             sessionPings.withLock { current in
                 state.withLock { $0.keepAlivePings += pings }
@@ -38,9 +41,15 @@ extension XMPPPresenceSource {
             }
         }
         let sender = session.sender
+        let (directoryQuestions, askDirectory) = AsyncStream.makeStream(
+            of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        defer { askDirectory.finish() }
         try await session.send(RosterQuery.request(id: "roster-1"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await self.settleAnswers(sender: sender) }
+            if let sessionDirectory {
+                group.addTask { await self.askSessionDirectory(sessionDirectory, whenDue: directoryQuestions) }
+            }
             if let resync { group.addTask { await self.resyncPeriodically(resync, sender: sender) } }
             defer { group.cancelAll() }
             while let stanza = try await nextStanza(of: session) {
@@ -95,6 +104,7 @@ extension XMPPPresenceSource {
                         // The ping after a round's question: ask the server itself about members it said nothing
                         // of.
                         guard confirmations.pingAnswered(iq.id) else { continue }
+                        if confirmations.isDirectoryQuestionDue { askDirectory.yield() }
                     }
                     // An answer frees a place in the question window: the next question goes.
                     let questions = confirmations.release()

@@ -41,6 +41,8 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     let pendingProbes: PendingProbes
     let answering: AnswerConfiguration
     let resync: ResyncConfiguration?
+    /// The server's list of sessions, asked instead of last activity about each member when there is one.
+    let sessionDirectory: (any SessionDirectory)?
     let resyncCandidates = ResyncCandidates()
     /// The current session's keep-alive pings, counted into the status's total when the session ends.
     let sessionPings = Locked<KeepAlivePings?>(nil)
@@ -79,13 +81,15 @@ public final class XMPPPresenceSource: PresenceProber, Sendable {
     public init(
         configuration: XMPPClientConfiguration, storage: any MemoryStorage, decoder: PresenceDecoder = .init(),
         backoff: ReconnectBackoff = .init(), answering: AnswerConfiguration = .init(),
-        resync: ResyncConfiguration? = .default, logger: Logger = Logger(label: "presence.xmpp"),
-        clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
+        resync: ResyncConfiguration? = .default, sessionDirectory: (any SessionDirectory)? = nil,
+        logger: Logger = Logger(label: "presence.xmpp"), clock: @escaping @Sendable () -> PresenceTime = PresenceTime.now
     ) {
         self.configuration = configuration
         self.answering = answering
         self.resync = resync
-        let confirmations = Confirmations(maximumInFlight: answering.questionsInFlight)
+        self.sessionDirectory = sessionDirectory
+        let confirmations = Confirmations(
+            maximumInFlight: answering.questionsInFlight, usesDirectory: sessionDirectory != nil)
         self.confirmations = confirmations
         pendingProbes = PendingProbes(confirmations: confirmations)
         self.storage = storage

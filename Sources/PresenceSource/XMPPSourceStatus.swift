@@ -64,6 +64,11 @@ public struct XMPPSourceStatus: Sendable, Hashable {
     /// Last-activity questions waiting to be sent now, and in flight.
     public var questionsWaiting = 0
     public var questionsInFlight = 0
+    /// Answers of the server's session directory (``SessionDirectory``), every session together; 0 without one.
+    public var sessionDirectoryAnswers = 0
+    /// Why the session directory failed in the current session (members are then asked last activity one by
+    /// one); nil while it answers, and without one.
+    public var sessionDirectoryError: String?
 
     public init(jid: String, server: String) {
         self.jid = jid

@@ -14,6 +14,8 @@ package final class EjabberdServer: XMPPTestServer {
     package let port: Int
     package let apiPort: Int
     package let directory: URL
+
+    package var sessionsAPI: URL? { URL(string: "http://127.0.0.1:\(apiPort)/api") }
     package let certificates: TestCertificateAuthority?
     private let launch: Launch
     private let process: ServerProcess
@@ -268,6 +270,9 @@ package final class EjabberdServer: XMPPTestServer {
             "      ip: 127.0.0.1/8",
             "    what:",
             "      - \"*\"",
+            // Only the account the Deploying guide's grant names may list the sessions.
+            "      - \"!connected_users_vhost\"",
+            sessionsGrant(watcher: "watcher@\(domain)"),
             "access_rules:",
             "  local:",
             "    allow: all",
@@ -321,6 +326,18 @@ package final class EjabberdServer: XMPPTestServer {
             }
             return [acl, try ServerProfile.ejabberdSection("shaper"), rules.joined(separator: "\n"), exemptionRule]
         }
+    }
+
+    /// The Deploying guide's grant of the one API command the watcher's `--xmpp-sessions-api` asks (under
+    /// `api_permissions:`).
+    package static func sessionsGrant(watcher: String) -> String {
+        """
+          "presence watcher sessions":
+            who:
+              user: "\(watcher)"
+            what:
+              - connected_users_vhost
+        """
     }
 
     /// The Deploying guide's ACL for the watcher account (under `acl:`).

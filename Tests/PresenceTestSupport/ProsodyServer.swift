@@ -13,6 +13,8 @@ package final class ProsodyServer: XMPPTestServer {
     package let port: Int
     package let directory: URL
     package let certificates: TestCertificateAuthority?
+    /// Prosody answers a probe of a member without a session: it needs no list of sessions.
+    package var sessionsAPI: URL? { nil }
     private let configFile: URL
     private let process: ServerProcess
 

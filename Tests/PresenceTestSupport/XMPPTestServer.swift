@@ -14,6 +14,9 @@ package protocol XMPPTestServer: AnyObject, Sendable {
     var directory: URL { get }
     /// The authority that issued the server's certificate, when it requires STARTTLS.
     var certificates: TestCertificateAuthority? { get }
+    /// The server's API that lists every session (``EjabberdSessionDirectory``), nil when it has none: ejabberd's
+    /// `mod_http_api`, which grants the command to the account `watcher` only.
+    var sessionsAPI: URL? { get }
     /// Kills the server at once, as a crash would: every session is cut without a stream close; the accounts
     /// survive for ``restart()``.
     func kill() async

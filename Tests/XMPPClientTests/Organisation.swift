@@ -32,21 +32,41 @@ final class Organisation: Sendable {
             server: server, watcherPassword: watcherPassword, storage: storage, answering: answering, resync: resync)
     }
 
+    /// Every account in one group of everyone (ejabberd's `@all@`, displayed to itself), as a small organisation
+    /// sets it up; the watcher asks the server's sessions API as `sessionsAPIAccount` when given.
+    convenience init(everyoneOn kind: XMPPServerKind, members: [String], sessionsAPIAccount: String?) async throws {
+        var accounts = Dictionary(uniqueKeysWithValues: members.map { ($0, Organisation.password) })
+        accounts["watcher"] = Organisation.password
+        let group = kind == .ejabberd ? ["@all@"] : ["watcher"] + members
+        let server = try await kind.start(accounts: accounts, groups: ["Everyone": group])
+        try self.init(server: server, sessionsAPIAccount: sessionsAPIAccount)
+    }
+
     /// Watches as `watcher` on a server the test set up itself.
     init(
         server: any XMPPTestServer, watcherPassword: String = Organisation.password,
         storage: any MemoryStorage = DictionaryMemoryStorage(),
-        answering: XMPPPresenceSource.AnswerConfiguration = .init(), resync: ResyncConfiguration? = nil
+        answering: XMPPPresenceSource.AnswerConfiguration = .init(), resync: ResyncConfiguration? = nil,
+        sessionsAPIAccount: String? = nil
     ) throws {
         self.server = server
         self.storage = storage
+        func client(_ user: String, password: String) throws -> XMPPClientConfiguration {
+            XMPPClientConfiguration(
+                account: try BareJID("\(user)@\(server.domain)"), password: password, resource: "presence",
+                host: "127.0.0.1", port: server.port, keepAlive: KeepAlive(interval: .seconds(2), timeout: .seconds(2)))
+        }
+        let directory = try sessionsAPIAccount.flatMap { account in
+            try server.sessionsAPI.map { endpoint in
+                try EjabberdSessionDirectory(
+                    endpoint: endpoint, client: client(account, password: Organisation.password),
+                    maximumAnswerBytes: 1 << 20)
+            }
+        }
         source = XMPPPresenceSource(
-            configuration: XMPPClientConfiguration(
-                account: try BareJID("watcher@\(server.domain)"), password: watcherPassword, resource: "presence",
-                host: "127.0.0.1", port: server.port,
-                keepAlive: KeepAlive(interval: .seconds(2), timeout: .seconds(2))),
-            storage: storage, backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(30)),
-            answering: answering, resync: resync, logger: Logger(label: "test.watcher"))
+            configuration: try client("watcher", password: watcherPassword), storage: storage,
+            backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(30)), answering: answering,
+            resync: resync, sessionDirectory: directory, logger: Logger(label: "test.watcher"))
     }
 
     var endpoint: XMPPEndpoint { server.endpoint }

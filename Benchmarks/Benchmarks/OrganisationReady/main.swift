@@ -5,10 +5,12 @@
 //
 //   swift run --package-path Benchmarks -c release OrganisationReady [members] [online %] [server] \
 //       [none|stock|exempt] [seconds to wait at most] [questions in flight at most] [memory|disk] \
-//       [named|everyone]
+//       [named|everyone] [sessions|questions]
 //
 // The roster design (``RosterDesign``): `named`, the members in a group only the watchers see, or `everyone`, one
-// group in which everyone sees everyone (`@all@` on ejabberd, one `mod_groups` group on Prosody).
+// group in which everyone sees everyone (`@all@` on ejabberd, one `mod_groups` group on Prosody). With `sessions`,
+// the watcher asks the server's list of sessions (ejabberd's `connected_users_vhost`, `--xmpp-sessions-api`) instead
+// of one last-activity question per silent member (`questions`, the default and the plain watcher account's way).
 //
 // With `disk`, the watcher's storage is the disk tier (a dictionary in front of SQLite), and the snapshot is run
 // again on a new tier opened on the same file: a replica's restart, which answers from disk at once.
@@ -32,30 +34,46 @@ let questionsInFlight =
     ?? XMPPPresenceSource.AnswerConfiguration.defaultQuestionsInFlight
 let onDisk = arguments.dropFirst(6).first == "disk"
 let rosterDesign = arguments.dropFirst(7).first.flatMap { RosterDesign(rawValue: $0) } ?? .named
+let asksSessions = arguments.dropFirst(8).first == "sessions"
 let diskDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("organisation-ready-\(UUID())").path
 let onlineCount = Int((Double(memberCount) * onlinePercent / 100).rounded())
 
 let setUp = ContinuousClock.now
 let server = try startLoadServer(serverKind, members: memberCount, limits: limits, roster: rosterDesign)
 report(
-    "\(server.name), limits \(limits.rawValue), roster \(rosterDesign.rawValue): \(memberCount) members, \(onlineCount) online (set up in "
+    "\(server.name), limits \(limits.rawValue), roster \(rosterDesign.rawValue), "
+        + "\(asksSessions && server.sessionsAPI != nil ? "list of sessions" : "last-activity questions"): "
+        + "\(memberCount) members, \(onlineCount) online (set up in "
         + "\(ContinuousClock.now - setUp))")
 
-// Members online, idle.
+// Members online, idle, and the server done with their logins (everyone's presence to everyone else online, in
+// a group of everyone): the watcher's login is measured on a quiet server.
 let members = OnlineMembers(onlineCount, on: server)
 report(await members.waitUntilOnline())
-try await Task.sleep(for: .seconds(2))
+let quietSince = ContinuousClock.now
+var lastCPU = server.cpuSeconds()
+repeat {
+    try await Task.sleep(for: .seconds(1))
+    let cpu = server.cpuSeconds()
+    defer { lastCPU = cpu }
+    if cpu - lastCPU < 0.05 { break }
+} while ContinuousClock.now - quietSince < .seconds(600)
+report(String(format: "the server was quiet %.1f s after the members' logins", seconds(ContinuousClock.now - quietSince)))
 
 /// One watcher with the service's defaults: login to a complete snapshot.
 func watch(
     stopAfter: Duration?, storage: any MemoryStorage = DictionaryMemoryStorage()
 ) async throws -> (ready: Duration?, cpu: Double, named: Duration?, limit: ServerReadLimit?) {
+    let client = XMPPClientConfiguration(
+        account: try BareJID("watcher@\(server.domain)"), password: LoadAccounts.password, resource: "presence",
+        host: "127.0.0.1", port: server.port, tls: .off)
+    let directory = try server.sessionsAPI.flatMap { endpoint in
+        asksSessions
+            ? try EjabberdSessionDirectory(endpoint: endpoint, client: client, maximumAnswerBytes: 32 << 20) : nil
+    }
     let source = XMPPPresenceSource(
-        configuration: XMPPClientConfiguration(
-            account: try BareJID("watcher@\(server.domain)"), password: LoadAccounts.password, resource: "presence",
-            host: "127.0.0.1", port: server.port, tls: .off),
-        storage: storage,
-        answering: .init(questionsInFlight: questionsInFlight))
+        configuration: client, storage: storage, answering: .init(questionsInFlight: questionsInFlight),
+        sessionDirectory: directory)
     let cpu = server.cpuSeconds()
     let ownCPU = ownCPUSeconds()
     let started = ContinuousClock.now

@@ -94,6 +94,8 @@ public final class LoadEjabberd: LoadServer {
 
     public var processIdentifier: Int32 { process.processIdentifier }
 
+    public var sessionsAPI: URL? { URL(string: "http://127.0.0.1:\(apiPort)/api") }
+
     public func stop() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

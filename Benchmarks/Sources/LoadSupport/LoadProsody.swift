@@ -76,6 +76,9 @@ public final class LoadProsody: LoadServer {
     /// Prosody's process, for its CPU time and resident memory.
     public var processIdentifier: Int32 { process.processIdentifier }
 
+    /// Prosody answers a probe of a member without a session: it has no list of sessions to ask.
+    public var sessionsAPI: URL? { nil }
+
     public func stop() {
         kill(process.processIdentifier, SIGKILL)
         try? FileManager.default.removeItem(at: directory)

@@ -10,6 +10,8 @@ public protocol LoadServer: AnyObject, Sendable {
     var port: Int { get }
     /// The server's process, for its CPU time and resident memory.
     var processIdentifier: Int32 { get }
+    /// The server's API that lists every session (`EjabberdSessionDirectory`), nil when it has none.
+    var sessionsAPI: URL? { get }
     func stop()
 }
 

@@ -1,3 +1,4 @@
+import NIOSSL
 import PresenceModel
 import XMPPStream
 
@@ -69,6 +70,18 @@ public struct XMPPClientConfiguration: Sendable {
 
     /// Whether the host is a loopback address, where PLAIN may be used without TLS and TLS is only used if offered.
     public var isLoopback: Bool { TLSPolicy.isLoopback(connectHost) }
+
+    /// How the server's certificates are trusted, for the XMPP stream and every other interface of the same
+    /// server the watcher uses: TLS 1.2 at least, verified against ``trustedCertificatesFile`` when given, the
+    /// system's store otherwise.
+    public func clientTLS() throws -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        if let file = trustedCertificatesFile {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(file))
+        }
+        return tls
+    }
 }
 
 /// Whether the stream is encrypted with STARTTLS (RFC 6120 §5).

@@ -141,12 +141,7 @@ private struct Negotiation {
         }
         let context: NIOSSLContext
         do {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.minimumTLSVersion = .tlsv12
-            if let file = configuration.trustedCertificatesFile {
-                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(file))
-            }
-            context = try NIOSSLContext(configuration: tls)
+            context = try NIOSSLContext(configuration: configuration.clientTLS())
         } catch {
             throw .tls("cannot load the trusted certificates: \(error)")
         }

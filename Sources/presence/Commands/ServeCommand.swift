@@ -161,7 +161,8 @@ extension ServeCommand {
             sourceLogger[metadataKey: "source"] = "xmpp"
             source = XMPPPresenceSource(
                 configuration: client, storage: store, decoder: settings.stream.decoder, backoff: settings.xmpp.backoff,
-                answering: settings.xmpp.answering, resync: settings.replicas.resync, logger: sourceLogger)
+                answering: settings.xmpp.answering, resync: settings.replicas.resync,
+                sessionDirectory: try settings.xmpp.sessionDirectory(for: client), logger: sourceLogger)
         }
         let server = PresenceServer(
             configuration: configuration, storage: store, pressureSources: sources, xmppSource: source,

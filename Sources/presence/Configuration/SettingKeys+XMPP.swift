@@ -61,4 +61,12 @@ extension SettingKeys {
         bounds: .between(1, 100_000),
         discussion: "Fewer while the server answers slowly: about one second of its answers, so a server that "
             + "reads the watcher at a limited rate (a shaper) is never handed a backlog.")
+    static let xmppSessionsAPI = SettingKey<String?>(
+        "xmpp-sessions-api",
+        "ejabberd's HTTP API, e.g. https://xmpp.corp.example:5443/api: who has a session, asked in one question",
+        default: nil,
+        discussion: "The watcher asks ejabberd's connected_users_vhost with its own JID and password instead of "
+            + "one last-activity question per member, which with a shared roster group of everyone costs the "
+            + "server a roster of everyone each; grant the watcher that one command in api_permissions. https "
+            + "(verified as the XMPP stream) or a loopback address only. Prosody answers probes and needs none.")
 }

@@ -14,7 +14,7 @@ enum SettingKeys {
         xmppJID.erased, xmppPasswordFile.erased, xmppHost.erased, xmppPort.erased, xmppTLS.erased,
         xmppCAFile.erased, xmppResource.erased, xmppKeepAlive.erased, xmppDeadTimeout.erased,
         xmppReconnectMax.erased, xmppMaxStanzaBytes.erased, probeTimeout.erased, probeRate.erased,
-        xmppSettle.erased, xmppReaskInterval.erased, xmppQuestionsInFlight.erased,
+        xmppSettle.erased, xmppReaskInterval.erased, xmppQuestionsInFlight.erased, xmppSessionsAPI.erased,
         eventsMaxJIDs.erased, eventsMaxStreams.erased, eventsHeartbeat.erased, eventsWriteTimeout.erased,
         eventsHistory.erased, eventsRetry.erased,
         readyGrace.erased, whenNotReady.erased, resyncInterval.erased, resyncRate.erased, resyncMembers.erased,

@@ -58,6 +58,9 @@ struct XMPPOptions: ParsableArguments, SettingFlags {
     @Option(name: SettingKeys.xmppQuestionsInFlight.flag, help: SettingKeys.xmppQuestionsInFlight.help)
     var questionsInFlight: Int?
 
+    @Option(name: SettingKeys.xmppSessionsAPI.flag, help: SettingKeys.xmppSessionsAPI.help)
+    var sessionsAPI: String?
+
     func record(into flags: inout FlagLayer) {
         flags.record(SettingKeys.xmppJID, jid)
         flags.record(SettingKeys.xmppPasswordFile, passwordFile)
@@ -75,6 +78,7 @@ struct XMPPOptions: ParsableArguments, SettingFlags {
         flags.record(SettingKeys.xmppSettle, settleMilliseconds)
         flags.record(SettingKeys.xmppReaskInterval, reaskIntervalSeconds)
         flags.record(SettingKeys.xmppQuestionsInFlight, questionsInFlight)
+        flags.record(SettingKeys.xmppSessionsAPI, sessionsAPI)
     }
 }
 
@@ -96,6 +100,7 @@ struct XMPPSettings {
     let settleMilliseconds: Int
     let reaskIntervalSeconds: Int
     let questionsInFlight: Int
+    let sessionsAPI: URL?
 
     init(_ settings: Settings) throws {
         jid = try settings(SettingKeys.xmppJID)
@@ -114,6 +119,7 @@ struct XMPPSettings {
         settleMilliseconds = try settings(SettingKeys.xmppSettle)
         reaskIntervalSeconds = try settings(SettingKeys.xmppReaskInterval)
         questionsInFlight = try settings(SettingKeys.xmppQuestionsInFlight)
+        sessionsAPI = try Self.sessionsAPI(try settings(SettingKeys.xmppSessionsAPI))
         try validate()
     }
 
@@ -133,7 +139,7 @@ struct XMPPSettings {
 
     private func validate() throws {
         guard let jid else {
-            if passwordFile != nil || host != nil || caFile != nil {
+            if passwordFile != nil || host != nil || caFile != nil || sessionsAPI != nil {
                 throw ValidationError("the --xmpp-* options need --xmpp-jid")
             }
             return
@@ -146,6 +152,31 @@ struct XMPPSettings {
         guard passwordFile != nil else { throw ValidationError("--xmpp-jid needs --xmpp-password-file") }
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw ValidationError("--xmpp-ca-file \(caFile) cannot be read")
+        }
+    }
+
+    /// The sessions API's address, checked: `https`, or `http` to a loopback address only (the watcher's password
+    /// goes with every question).
+    private static func sessionsAPI(_ text: String?) throws -> URL? {
+        guard let text else { return nil }
+        let flag = "--\(SettingKeys.xmppSessionsAPI.name)"
+        guard let url = URL(string: text), let scheme = url.scheme, let host = url.host, !host.isEmpty else {
+            throw ValidationError("\(flag) '\(text)' is not a URL such as https://xmpp.corp.example:5443/api")
+        }
+        switch scheme {
+        case "https": return url
+        case "http" where TLSPolicy.isLoopback(host): return url
+        case "http":
+            throw ValidationError(
+                "\(flag) \(text): the watcher's password would cross the network unencrypted; use https")
+        default: throw ValidationError("\(flag) '\(text)': http or https only")
+        }
+    }
+
+    /// The session directory of the server, asked as the watcher; nil when no sessions API is given.
+    func sessionDirectory(for client: XMPPClientConfiguration) throws -> (any SessionDirectory)? {
+        try sessionsAPI.map { endpoint in
+            try EjabberdSessionDirectory(endpoint: endpoint, client: client, maximumAnswerBytes: maxStanzaBytes.bytes)
         }
     }
 
