@@ -45,6 +45,9 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
     public var questionsInFlight = 0
     /// The server reads the watcher's connection at a limited rate now; nil when no limit holds it back.
     public var readLimit: ReadLimitReport?
+    /// Answers of the server's list of sessions (`--xmpp-sessions-api`), and why it failed in this session.
+    public var sessionDirectoryAnswers = 0
+    public var sessionDirectoryError: String?
 
     public init(
         kind: String, jid: String, server: String, connected: Bool, live: Bool, encrypted: Bool,
@@ -100,6 +103,8 @@ public struct SourceReport: Hashable, Sendable, Decodable, JSONDocument {
             writer.key("resyncs"); writer.int(resyncs)
             writer.key("rosterSize"); writer.int(rosterSize)
             writer.key("server"); writer.string(server)
+            writer.key("sessionDirectoryAnswers"); writer.int(sessionDirectoryAnswers)
+            writer.key("sessionDirectoryError"); writer.string(sessionDirectoryError)
             writer.key("snapshotUnconfirmed"); writer.int(snapshotUnconfirmed)
             writer.key("warning"); writer.string(warning)
         }

@@ -215,15 +215,20 @@ struct ServeXMPPTests {
         _ = alice
     }
 
-    @Test(arguments: XMPPServerKind.allCases)
-    func sigtermClosesTheXMPPStreamAndExits(on kind: XMPPServerKind) async throws {
+    @Test(arguments: XMPPServerKind.allCases, [false, true])
+    func sigtermClosesTheXMPPStreamAndExits(on kind: XMPPServerKind, tls: Bool) async throws {
         let server = try await kind.start(
-            accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]])
+            accounts: ["watcher": ServeXMPPTests.password, "alice": "a"], groups: ["Staff": ["watcher", "alice"]],
+            tls: tls)
         defer { server.stop() }
-        let service = try RunningServer([
-            "--xmpp-jid", "watcher@\(server.domain)", "--xmpp-password-file", try passwordFile(in: server.directory),
-            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port),
-        ])
+        let service = try RunningServer(
+            [
+                "--xmpp-jid", "watcher@\(server.domain)", "--xmpp-password-file", try passwordFile(in: server.directory),
+                "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port),
+            ]
+                + (tls
+                    ? ["--xmpp-tls", "required", "--xmpp-ca-file", try #require(server.certificates).certificate.path]
+                    : []))
         defer { _ = service.stop() }
         #expect(
             try await eventually {
@@ -232,7 +237,7 @@ struct ServeXMPPTests {
         let started = ContinuousClock.now
         #expect(service.stop() == 0)
         PromiseLog.record(
-            "SIGTERM with an XMPP session on \(kind)", promise: PromiseLog.Promise.stopped,
+            "SIGTERM with an XMPP session on \(kind)\(tls ? " over TLS" : "")", promise: PromiseLog.Promise.stopped,
             measured: started.duration(to: .now))
         #expect(service.log.contains("XMPP source stopped"))
         if kind == .ejabberd {
@@ -246,6 +251,49 @@ struct ServeXMPPTests {
             print(closing().joined(separator: "\n"))
             #expect(closing().allSatisfy { !$0.contains("connection closed") }, "\(closing())")
         }
+    }
+
+    @Test(arguments: XMPPServerKind.allCases)
+    func sigtermInTheMiddleOfAResyncEndsTheServiceAtOnce(on kind: XMPPServerKind) async throws {
+        let people = ["alice", "bob", "carol", "dave", "erin", "frank"]
+        let server = try await kind.start(
+            accounts: Dictionary(uniqueKeysWithValues: people.map { ($0, "pw") }).merging(
+                ["watcher": ServeXMPPTests.password]) { $1 },
+            groups: ["Staff": ["watcher"] + people])
+        defer { server.stop() }
+        var sessions: [MemberClient] = []
+        for person in people {
+            let member = try await MemberClient(person, password: "pw", resource: "desk", server: server.endpoint)
+            try await member.available(status: "Here")
+            sessions.append(member)
+        }
+        // One member a second: each resync of the six online takes about six seconds, starting a second after the
+        // last one ended, so the service is nearly always in the middle of one.
+        let service = try await RunningServer.started([
+            "--xmpp-jid", "watcher@\(server.domain)", "--xmpp-password-file", try passwordFile(in: server.directory),
+            "--xmpp-host", "127.0.0.1", "--xmpp-port", String(server.port), "--resync-interval", "1",
+            "--resync-rate", "1",
+        ])
+        defer { _ = service.stop() }
+        #expect(
+            try await eventually {
+                (try await stats(port: service.httpPort)?["source"] as? [String: Any])?["live"] as? Bool == true
+            })
+        func source() async throws -> [String: Any] {
+            try await stats(port: service.httpPort)?["source"] as? [String: Any] ?? [:]
+        }
+        // The first resync took its six seconds; the next began a second after it and is not over three seconds
+        // later.
+        #expect(try await eventually(timeout: TestDeadline.condition) { try await source()["resyncs"] as? Int == 1 })
+        #expect(try await source()["lastResyncMilliseconds"] as? Double ?? 0 >= 4000)
+        try await Task.sleep(for: .seconds(3))
+        #expect(try await source()["resyncs"] as? Int == 1, "still in the second resync")
+        let started = ContinuousClock.now
+        #expect(await service.stopped(within: TestDeadline.shutdown) == 0)
+        PromiseLog.record(
+            "SIGTERM in the middle of a resync on \(kind)", promise: PromiseLog.Promise.stopped,
+            measured: started.duration(to: .now))
+        _ = sessions
     }
 
     @Test func anXMPPAccountWithoutAPasswordFileIsRefusedBeforeStarting() async throws {

@@ -47,6 +47,8 @@ extension SourceReport {
         keepAlivePings = status.keepAlivePings
         questionsWaiting = status.questionsWaiting
         questionsInFlight = status.questionsInFlight
+        sessionDirectoryAnswers = status.sessionDirectoryAnswers
+        sessionDirectoryError = status.sessionDirectoryError
         readLimit = status.readLimit.map {
             ReadLimitReport(
                 bytesPerSecond: $0.bytesPerSecond, answersPerSecond: $0.answersPerSecond, waiting: $0.waiting,

@@ -7,7 +7,7 @@ import PresenceModel
 import XMPPClient
 
 /// ejabberd's session table, read through its HTTP API (`mod_http_api`): the command `connected_users_vhost` for
-/// the watcher's domain, which lists the full JID of every session there, every node of a cluster included.
+/// the watcher's domain, which lists the full JID of every session there, on every node of a cluster.
 ///
 /// The watcher asks with its own account (HTTP basic authentication with its JID and password, which
 /// `mod_http_api` checks against the account), so the operator grants that account this one command in
