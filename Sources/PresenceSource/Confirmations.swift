@@ -17,27 +17,17 @@ import XMPPStream
 /// about a second (``ReadRateLimitDetector``), so a server that reads the watcher at a limited rate is asked at
 /// that rate, and the limit is named while it holds the session back.
 final class Confirmations: Sendable {
-    private struct Round {
-        let purpose: Purpose
-        let started: ContinuousClock.Instant
-        /// Where the round stands among everything issued: an answer to a question asked before the round opened
-        /// says nothing about the time the round asks about.
-        let issue: Int
-        var members: [BareJID: MemberConfirmation]
-        /// Members without a final answer.
-        var unsettled: Set<BareJID>
-        /// Members with a verdict that is not final yet: what a settle pass looks at.
-        var candidates: Set<BareJID> = []
-        var captured: [BareJID: UserPresence] = [:]
-        var offline = 0
-        /// The ping after the round's question was answered: the server has read the question.
-        var pingAnswered = false
-        /// Members the storage showed available when the server said they had no resource.
-        var shownAvailable: Set<BareJID> = []
+    /// Probes written in one round that the server has not read yet (the ping after them is unanswered).
+    private struct UnreadWrite {
+        let bytes: Int
+        let members: Int
+        let sent: ContinuousClock.Instant
     }
 
     private struct State {
-        var rounds: [String: Round] = [:]
+        var rounds: [String: ConfirmationRound] = [:]
+        /// By round id, kept after a lookup stops waiting for its round: the server still reads the bytes.
+        var unread: [String: UnreadWrite] = [:]
         /// Last-activity questions waiting to be sent and in flight.
         var questions: QuestionWindow
         var detector = ReadRateLimitDetector()
@@ -87,7 +77,7 @@ final class Confirmations: Sendable {
             let id = "\(Self.roundPrefix)\(state.issued + 1)"
             guard admit(id) else { return nil }
             state.issued += 1
-            state.rounds[id] = Round(
+            state.rounds[id] = ConfirmationRound(
                 purpose: purpose, started: .now, issue: state.issued,
                 members: Dictionary(uniqueKeysWithValues: members.map { ($0, MemberConfirmation()) }),
                 unsettled: members)
@@ -163,8 +153,11 @@ final class Confirmations: Sendable {
     /// The ping after round `id`'s question was answered: asks about each member the server has said nothing
     /// about yet, in the next question to the session directory when the session has one, else in a last-activity
     /// question each (a lookup's before the others). False when `id` is no open round.
-    func pingAnswered(_ id: String) -> Bool {
+    func pingAnswered(_ id: String, at now: ContinuousClock.Instant = .now) -> Bool {
         state.withLock { state in
+            if let write = state.unread.removeValue(forKey: id) {
+                state.detector.answered(bytes: write.bytes, answers: write.members, at: now)
+            }
             guard let round = state.rounds[id] else { return false }
             state.rounds[id]!.pingAnswered = true
             let silent = round.unsettled.filter { round.members[$0]!.isSilent }
@@ -263,12 +256,24 @@ final class Confirmations: Sendable {
         }
     }
 
+    /// Round `id`'s probes and ping, `bytes` for `members` members, were written: the ping's answer says the
+    /// server has read them, at the rate the read-limit detector judges (a lookup storm meets a limit as the
+    /// snapshot's questions do).
+    func written(_ id: String, bytes: Int, members: Int, at now: ContinuousClock.Instant = .now) {
+        state.withLock { $0.unread[id] = UnreadWrite(bytes: bytes, members: members, sent: now) }
+    }
+
+    /// How long written probes may stay unread before they count as waiting: a server without a limit reads them
+    /// within milliseconds.
+    static let unreadAfter: Duration = .milliseconds(250)
+
     /// Looks at how the server answers: frees the places of questions it never answered, sizes the window to
     /// the rate it answers at, and says whether a read rate limit began or ended.
     func pace(at now: ContinuousClock.Instant = .now) -> ReadRateLimitDetector.Change? {
         state.withLock { state in
             state.questions.expire(at: now, timeout: Self.questionTimeout)
-            let change = state.detector.evaluate(at: now, waiting: state.questions.waitingCount)
+            let unread = state.unread.values.reduce(0) { $0 + (now - $1.sent >= Self.unreadAfter ? $1.members : 0) }
+            let change = state.detector.evaluate(at: now, waiting: state.questions.waitingCount + unread)
             state.questions.limit = state.detector.inFlightLimit(
                 at: now, oldest: state.questions.oldestSent, maximum: maximumInFlight)
             return change

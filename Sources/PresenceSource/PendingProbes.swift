@@ -70,7 +70,10 @@ final class PendingProbes: Sendable {
         }
         var writer = XMPPWriter()
         for member in members { writer.presence(type: "probe", to: member.rawValue) }
-        do { try await sender.send(writer.bytes + IQ.ping(id: id)) } catch { throw ProbeFailure.notConnected }
+        let question = writer.bytes + IQ.ping(id: id)
+        // Noted before it is written: the ping's answer cannot come first.
+        confirmations.written(id, bytes: question.count, members: members.count)
+        do { try await sender.send(question) } catch { throw ProbeFailure.notConnected }
         let timer = Task {
             try? await Task.sleep(for: timeout)
             wake.fulfil(.timedOut)

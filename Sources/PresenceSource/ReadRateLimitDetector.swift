@@ -3,7 +3,7 @@
 /// second) or Prosody's `mod_limits` (its shipped `c2s` rate, 10 kB a second).
 ///
 /// A rate limit shows as answers arriving at a steady rate of *question bytes* a second for as long as questions
-/// wait to be sent. Once questions have waited ``span``, the detector measures the last ``measured`` of answers
+/// wait to be sent (last-activity questions, or lookups' probes the server has not read). Once questions have waited ``span``, the detector measures the last ``measured`` of answers
 /// (after a shaper's initial burst) and reports slow answers below ``ceiling`` bytes a second; whether the rate
 /// is a shipped limit's is ``ServerReadLimit/likelySetting``'s to say, for a server short of CPU answers slowly
 /// too. It also says how many questions to keep in flight: once the oldest has waited a second, about one second
@@ -16,7 +16,7 @@ struct ReadRateLimitDetector {
         var bytesPerSecond: Int
         /// Questions answered a second, over the same span.
         var answersPerSecond: Double
-        /// Questions waiting to be sent.
+        /// Questions waiting to be sent, and probes written that the server has not read for a quarter of a second.
         var waiting: Int
         var since: ContinuousClock.Instant
     }
@@ -49,14 +49,15 @@ struct ReadRateLimitDetector {
         self.origin = origin
     }
 
-    /// An answer arrived to a question of `bytes` bytes.
-    mutating func answered(bytes: Int, at now: ContinuousClock.Instant) {
+    /// The server read `answers` questions of `bytes` bytes together: a last-activity question answered, or a
+    /// round of probes whose ping was answered.
+    mutating func answered(bytes: Int, answers: Int = 1, at now: ContinuousClock.Instant) {
         let number = bucket(of: now)
         if let last = buckets.last, last.number == number {
             buckets[buckets.count - 1].bytes += bytes
-            buckets[buckets.count - 1].answers += 1
+            buckets[buckets.count - 1].answers += answers
         } else {
-            buckets.append((number, bytes, 1))
+            buckets.append((number, bytes, answers))
             let oldest = number - Int64(Self.bucketCount)
             buckets.removeAll { $0.number <= oldest }
         }

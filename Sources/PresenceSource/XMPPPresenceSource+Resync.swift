@@ -26,8 +26,10 @@ extension XMPPPresenceSource {
                 rounds.append(id)
                 var writer = XMPPWriter()
                 for member in batch { writer.presence(type: "probe", to: member.rawValue) }
+                let question = writer.bytes + IQ.ping(id: id)
+                confirmations.written(id, bytes: question.count, members: batch.count)
                 do {
-                    try await sender.send(writer.bytes + IQ.ping(id: id))
+                    try await sender.send(question)
                     try await Task.sleep(for: configuration.batchInterval)
                     // The next batch waits until the server has read this one: a server that reads the watcher at
                     // a limited rate is asked at that rate, never handed a backlog.

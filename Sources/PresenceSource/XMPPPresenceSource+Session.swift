@@ -122,7 +122,9 @@ extension XMPPPresenceSource {
                         let id = confirmations.open(.rosterAddition, members: added)
                         var writer = XMPPWriter()
                         for member in added { writer.presence(type: "probe", to: member.rawValue) }
-                        try await session.send(writer.bytes + IQ.ping(id: id))
+                        let question = writer.bytes + IQ.ping(id: id)
+                        confirmations.written(id, bytes: question.count, members: added.count)
+                        try await session.send(question)
                     }
                 case .get, .set:
                     try await session.send(IQ.serviceUnavailable(answering: iq))

@@ -64,4 +64,36 @@ struct ShippedRateLimitTests {
         // slows both reads, and only the limit holds the first back by the rate.
         #expect(unlimited < limited / 2, "the exemption lifts it")
     }
+
+    @Test func aLookupStormOnProsodysShippedLimitIsNamedAsTheSnapshotsIs() async throws {
+        let people = (0 ..< 400).map { String(format: "p%03d", $0) }
+        var accounts = Dictionary(uniqueKeysWithValues: people.map { ($0, Organisation.password) })
+        accounts["watcher"] = Organisation.password
+        let server = try await XMPPServerKind.prosody.start(
+            accounts: accounts, groups: ["Staff": ["watcher"] + people], profile: .stock)
+        let organisation = try Organisation(server: server)
+        defer { organisation.stop() }
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        #expect(organisation.source.status.readLimit == nil, "the snapshot asks Prosody nothing but probes")
+
+        // 800 probes a second, four times the default --probe-rate: over 40 kB a second, well past the 10 kB the
+        // limit reads however late a loaded machine runs the loop.
+        let members = people.map { organisation.bare($0) }
+        let source = organisation.source
+        let storm = Task {
+            var index = 0
+            while !Task.isCancelled {
+                let batch = Set((0 ..< 80).map { members[(index + $0) % members.count] })
+                index += 80
+                Task { _ = try? await source.probe(batch, timeout: .seconds(2)) }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        defer { storm.cancel() }
+        let named = try await eventually(timeout: TestDeadline.condition) {
+            source.status.readLimit?.likelySetting?.contains("mod_limits") == true
+        }
+        #expect(named, "\(String(describing: source.status.readLimit))")
+    }
 }
