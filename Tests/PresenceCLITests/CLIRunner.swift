@@ -108,10 +108,12 @@ enum CLI {
     /// thread of its own, not on one of the cooperative pool's (see `onAThreadOfItsOwn`).
     static func run(
         _ arguments: [String], stdinChunks: [Data]? = nil, delay: TimeInterval = 0, closeInput: Bool = true,
-        timeout: Duration = TestDeadline.processExit
+        timeout: Duration = TestDeadline.processExit, environment: [String: String] = [:]
     ) async throws -> CLIResult {
         try await onAThreadOfItsOwn {
-            try run(arguments, stdinChunks: stdinChunks, delay: delay, closeInput: closeInput, timeout: timeout)
+            try run(
+                arguments, stdinChunks: stdinChunks, delay: delay, closeInput: closeInput, timeout: timeout,
+                environment: environment)
         }
     }
 

@@ -113,6 +113,10 @@ extension ServeCommand {
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "presence.service")
         logger.logLevel = settings.logLevel
+        for notice in settings.environmentNotices {
+            // A platform's own variables are expected; anything else may be a setting meant for another tool.
+            logger.log(level: notice.isPlatform ? .debug : .warning, "\(notice.line)")
+        }
         let (sources, unavailable, kernel) = settings.pressure.makeSources()
         if let kernel { logger.info("kernel memory pressure", metadata: ["sources": "\(kernel.description)"]) }
         for reason in unavailable {

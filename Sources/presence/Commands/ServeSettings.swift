@@ -17,6 +17,8 @@ struct ServeSettings {
     let replicas: ReplicaSettings
     let stream: StreamLimits
     let logLevel: Logger.Level
+    /// `PRESENCE_*` variables that are no setting, told in the log as the service starts.
+    let environmentNotices: [EnvironmentLayer.Notice]
 
     init(_ settings: Settings) throws {
         storage = try settings(SettingKeys.storage)
@@ -35,6 +37,7 @@ struct ServeSettings {
             throw ValidationError("unknown --log-level \(level)")
         }
         self.logLevel = logLevel
+        environmentNotices = settings.environmentNotices
         if storage.hasDiskTier && disk.dataDirectory == nil {
             throw ValidationError("--storage \(storage) keeps its disk tier in --data-dir: give one")
         }

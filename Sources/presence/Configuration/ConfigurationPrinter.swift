@@ -12,6 +12,9 @@ struct ConfigurationPrinter {
             let rendered = settings.text(of: key).map { key.isSwitch ? $0 : Self.quoted($0) } ?? "null"
             lines.append("\(key.name): \(rendered)  # \(settings.source(of: key))")
         }
+        for notice in settings.environmentNotices {
+            lines.append("# \(notice.isPlatform ? "ignored" : "warning"): \(notice.line)")
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -12,6 +12,8 @@ struct Settings {
 
     private let layers: [Layer]
     private let reader: ConfigReader
+    /// The `PRESENCE_*` variables that are no setting, ignored (``EnvironmentLayer/notices``).
+    let environmentNotices: [EnvironmentLayer.Notice]
 
     /// The flags alone (the offline commands).
     init(flags: FlagLayer) {
@@ -27,11 +29,12 @@ struct Settings {
         if let file {
             layers.append(Layer(provider: file.provider) { .file(file.path, line: file.lines[$0.name]) })
         }
-        self.init(layers: layers)
+        self.init(layers: layers, environmentNotices: environment.notices)
     }
 
-    private init(layers: [Layer]) {
+    private init(layers: [Layer], environmentNotices: [EnvironmentLayer.Notice] = []) {
         self.layers = layers
+        self.environmentNotices = environmentNotices
         reader = ConfigReader(providers: layers.map(\.provider))
     }
 
