@@ -201,7 +201,8 @@ final class Confirmations: Sendable {
                     state.rounds[id]!.candidates.insert(member)
                 }
             }
-            state.questions.enqueue(withSession)
+            // Probed again first: a presence lost on its way is asked for again, as a re-asked question is.
+            state.questions.enqueue(withSession, probeFirst: true)
         }
     }
 
@@ -214,12 +215,18 @@ final class Confirmations: Sendable {
     }
 
     /// Asks again about the unsettled members of round `id` that no question is waiting or in flight for: a probe,
-    /// then last activity, for each.
+    /// then last activity, for each (through the session directory first when the session has one). Nothing while
+    /// the server has not read the round's question yet (its ping is unanswered): a server that busy is not
+    /// handed more.
     func reask(_ id: String) {
         state.withLock { state in
-            guard let round = state.rounds[id] else { return }
-            let idle = round.unsettled.filter { !state.questions.isAsking($0) }
-            state.questions.enqueue(idle, probeFirst: true)
+            guard let round = state.rounds[id], round.pingAnswered else { return }
+            let idle = round.unsettled.filter { !state.questions.isAsking($0) && !state.directory.isAsking($0) }
+            if state.directory.isUsable {
+                state.directory.enqueue(idle)
+            } else {
+                state.questions.enqueue(idle, probeFirst: true)
+            }
         }
     }
 

@@ -108,9 +108,16 @@ struct ConfirmationsTests {
         #expect(requestIDs(confirmations.release()).count == 1, "one answer, one more question")
     }
 
-    @Test func aQuestionAskedAgainGoesWithAProbeAndIsAsShortAsTheProtocolAllows() {
+    @Test func aQuestionAskedAgainGoesWithAProbeAndIsAsShortAsTheProtocolAllows() throws {
         let confirmations = Confirmations(maximumInFlight: 8)
         let round = confirmations.open(.snapshot, members: [jid("ann@corp.example")])
+        confirmations.reask(round)
+        #expect(confirmations.release().isEmpty, "nothing asked again before the server has read the question")
+        #expect(confirmations.pingAnswered(round))
+        let first = try #require(requestIDs(confirmations.release()).first)
+        // Ann has a session and sent no presence: asked again.
+        let (answer, stanza) = try lastActivity(id: first, from: "ann@corp.example", seconds: 0)
+        #expect(confirmations.lastActivityAnswered(answer, stanza))
         confirmations.reask(round)
         let text = String(decoding: confirmations.release(), as: UTF8.self)
         #expect(text.hasPrefix("<presence type='probe' to='ann@corp.example'/>"), "\(text)")

@@ -26,6 +26,11 @@ struct DirectoryQuestions {
         waiting.formUnion(members)
     }
 
+    /// Whether `member` waits for a question or is in the one in flight.
+    func isAsking(_ member: BareJID) -> Bool {
+        waiting.contains(member) || inFlight?.members.contains(member) == true
+    }
+
     /// Whether a question can go now: members wait and none is in flight.
     var isDue: Bool { isUsable && inFlight == nil && !waiting.isEmpty }
 
