@@ -41,24 +41,6 @@ public final class KernelMemoryPressure: MemoryPressureSource {
         public var unavailable: [String]
     }
 
-    /// The signals this machine offers, without starting anything.
-    public static func detect() -> Detection {
-        var detection = Detection(sources: [], unavailable: [])
-        for path in pressurePaths() {
-            if access(path, R_OK) == 0 {
-                detection.sources.append(path)
-            } else {
-                detection.unavailable.append("\(path): \(String(cString: strerror(errno)))")
-            }
-        }
-        if let events = memoryEventsPath() {
-            detection.sources.append(events)
-        } else {
-            detection.unavailable.append("memory.events: no cgroup v2 memory controller for this process")
-        }
-        return detection
-    }
-
     /// Starts watching. `warning` fires when some task stalled on memory for `stallMicroseconds` within the
     /// window; `critical` when all tasks did (PSI's `some` and `full` lines).
     public static func start(

@@ -1,6 +1,5 @@
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import Logging
 import PresencePressure
 import PresenceSource

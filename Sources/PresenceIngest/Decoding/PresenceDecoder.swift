@@ -14,8 +14,9 @@ import XMPPStream
 /// - `<delay xmlns='urn:xmpp:delay' stamp='...'/>`: the update's time.
 /// - `<attendance xmlns='urn:presence-store:attendance' state='...'/>`: the ``Attendance``.
 public struct PresenceDecoder: Sendable {
-    public static let delayNamespace = "urn:xmpp:delay"
-    public static let legacyDelayNamespace = "jabber:x:delay"
+    /// XEP-0203's delay, and XEP-0091's legacy one, which servers still send for offline storage.
+    public static var delayNamespace: String { "urn:xmpp:delay" }
+    public static var legacyDelayNamespace: String { "jabber:x:delay" }
 
     /// Statuses longer than this many UTF-8 bytes are cut at a character boundary: a status is one line for a
     /// UI, and the limit keeps one stanza from making a user cost a quarter of a megabyte in every storage.
@@ -60,8 +61,8 @@ public struct PresenceDecoder: Sendable {
                 statusChoice.consider(child, in: stanza)
             } else if stanza.isElement(child, named: "priority", in: namespace) {
                 details.priority = stanza.withTextBytes(of: child, PresenceDecoder.priority)
-            } else if stanza.isElement(child, named: "delay", in: "urn:xmpp:delay")
-                || stanza.isElement(child, named: "x", in: "jabber:x:delay")
+            } else if stanza.isElement(child, named: "delay", in: Self.delayNamespace)
+                || stanza.isElement(child, named: "x", in: Self.legacyDelayNamespace)
             {
                 if delayedAt == nil {
                     delayedAt =

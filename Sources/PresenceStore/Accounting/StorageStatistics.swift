@@ -26,5 +26,4 @@ public struct StorageStatistics: Hashable, Sendable {
 
     /// Removals the storage decided on its own (count and cost limits, expiry, pressure).
     public var evictions: [RemovalCause: Int] { removals.filter { $0.key.isEviction } }
-    public var evictionTotal: Int { evictions.values.reduce(0, +) }
 }

@@ -13,11 +13,6 @@ public enum RosterQuery {
         return writer.bytes
     }
 
-    /// Whether the stanza is an IQ carrying a roster query (a result or a push).
-    public static func isRoster(_ stanza: Stanza) -> Bool {
-        stanza.firstChild(of: stanza.root, named: "query", in: namespace) != nil
-    }
-
     /// The items of a roster result or push. Items whose JID is not a valid bare JID are skipped and counted.
     public static func items(in stanza: Stanza) -> (items: [RosterItem], skipped: Int) {
         guard let query = stanza.firstChild(of: stanza.root, named: "query", in: namespace) else { return ([], 0) }
