@@ -1,5 +1,5 @@
-import HummingbirdCore
 import PresenceStore
+import PresenceWire
 
 /// The change stream, `GET /v1/presence/events`: what a request asks for (``StreamRequest``), held to this
 /// service's limits, and the answers its events carry.
@@ -41,17 +41,20 @@ struct EventStreamEndpoint: Sendable {
     /// Decides on a request target (path and query, as the request line has them).
     func decide(target: String) -> Decision {
         guard Self.isStreamPath(target) else { return .otherRoute }
-        let uri = URI(target)
-        let parameters = uri.queryParameters
         var form = SnapshotForm.events
-        if let text = parameters.get("snapshot") {
-            guard let named = SnapshotForm(rawValue: text) else {
-                let names = SnapshotForm.allCases.map(\.rawValue).joined(separator: " or ")
-                return .refused(.badRequest("bad-request", "snapshot is \(names); '\(text)' given"))
+        var texts: [Substring] = []
+        for (name, value) in PercentEncodedTarget.queryPairs(of: target) {
+            if name == "jid" {
+                texts.append(value)
+            } else if name == "snapshot" {
+                guard let text = PercentEncodedTarget.decode(String(value)), let named = SnapshotForm(rawValue: text)
+                else {
+                    let names = SnapshotForm.allCases.map(\.rawValue).joined(separator: " or ")
+                    return .refused(.badRequest("bad-request", "snapshot is \(names); '\(value)' given"))
+                }
+                form = named
             }
-            form = named
         }
-        let texts = parameters.getAll("jid")
         let most = hub.configuration.maxJIDsPerStream
         guard texts.count <= most else {
             return .refused(
@@ -62,8 +65,9 @@ struct EventStreamEndpoint: Sendable {
         var jids: [BareJID] = []
         jids.reserveCapacity(texts.count)
         for text in texts {
-            do { jids.append(try JID(text).bare) } catch {
-                return .refused(.badRequest("jid-malformed", "'\(text)' is not a valid JID: \(error)"))
+            switch PercentEncodedTarget.jid(String(text)) {
+            case .jid(let jid): jids.append(jid)
+            case .malformed(let report): return .refused(.badRequest(report.condition, report.message))
             }
         }
         return .stream(StreamRequest(watched: WatchedJIDs(jids), snapshot: form))

@@ -29,10 +29,10 @@ enum QueryRoutes {
         EventRoutes.add(to: router, endpoint: events)
         PeoplePage.add(to: router)
         router.get("/v1/presence/:jid/badge.svg") { request, context -> Response in
-            let raw = try context.parameters.require("jid")
-            let text = raw.removingPercentEncoding ?? raw
-            guard let jid = try? JID(text).bare else {
-                return ServiceAnswer.badRequest("jid-malformed", "'\(text)' is not a valid JID").response
+            let jid: BareJID
+            switch PercentEncodedTarget.jid(try context.parameters.require("jid")) {
+            case .jid(let read): jid = read
+            case .malformed(let report): return ServiceAnswer.badRequest(report.condition, report.message).response
             }
             let svg = Array(StatusBadge.svg(for: PresenceQueryResult(jid: jid, stored: storage.lookup(jid))).utf8)
             let tag = EntityTag.of(svg)
