@@ -3,8 +3,21 @@
 /// Separate from any transport so that the same rules serve every reader: lines end in LF, CRLF or CR; a line
 /// starting with `:` is a comment (the service's heartbeat); `event:`, `data:` (one line each, joined by newlines),
 /// `id:` and `retry:` fields; a blank line dispatches the event, and an event without data is dropped. A field's
-/// value loses one leading space. Unknown fields are ignored, as the WHATWG definition says.
+/// value loses one leading space. Unknown fields are ignored, as the WHATWG definition says. An event (or a line)
+/// larger than ``maximumEventBytes`` is refused rather than held: a stream that never ends its event cannot take a
+/// reader's memory.
 public struct ServerSentEventParser: Sendable {
+    /// An event grew past ``ServerSentEventParser/maximumEventBytes``.
+    public struct EventTooLarge: Error, Hashable, Sendable {
+        public let limit: Int
+
+        public init(limit: Int) { self.limit = limit }
+    }
+
+    /// The largest event read, in bytes of its lines as they came.
+    public let maximumEventBytes: Int
+    public static let defaultMaximumEventBytes = 64 << 20
+
     /// The last `id:` seen: every later event carries it until another replaces it.
     public private(set) var lastEventID: String?
     /// The reconnection time the stream asked for with `retry:`, if any.
@@ -15,11 +28,16 @@ public struct ServerSentEventParser: Sendable {
     private var atStart = true
     private var eventName: String?
     private var dataLines: [String] = []
+    /// The bytes of the event being read so far, its current line included.
+    private var eventBytes = 0
 
-    public init() {}
+    public init(maximumEventBytes: Int = defaultMaximumEventBytes) {
+        self.maximumEventBytes = maximumEventBytes
+    }
 
-    /// The events that `bytes`, appended to what came before, complete.
-    public mutating func parse(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
+    /// The events that `bytes`, appended to what came before, complete; throws ``EventTooLarge`` when the event
+    /// being read grows past ``maximumEventBytes``.
+    public mutating func parse(_ bytes: some Sequence<UInt8>) throws(EventTooLarge) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         for byte in bytes {
             if afterCarriageReturn {
@@ -31,6 +49,8 @@ public struct ServerSentEventParser: Sendable {
                 afterCarriageReturn = byte == 13
                 if let event = endLine() { events.append(event) }
             default:
+                eventBytes += 1
+                guard eventBytes <= maximumEventBytes else { throw EventTooLarge(limit: maximumEventBytes) }
                 line.append(byte)
             }
         }
@@ -45,7 +65,11 @@ public struct ServerSentEventParser: Sendable {
             if line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }  // a byte order mark
         }
         guard !line.isEmpty else { return dispatch() }
-        guard line.first != UInt8(ascii: ":") else { return nil }
+        guard line.first != UInt8(ascii: ":") else {
+            // A comment (the heartbeat) is no part of the event.
+            eventBytes -= line.count
+            return nil
+        }
         let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex
         let field = String(decoding: line[..<colon], as: UTF8.self)
         var valueStart = colon == line.endIndex ? colon : colon + 1
@@ -68,6 +92,7 @@ public struct ServerSentEventParser: Sendable {
         defer {
             eventName = nil
             dataLines.removeAll()
+            eventBytes = 0
         }
         guard !dataLines.isEmpty else { return nil }
         return ServerSentEvent(

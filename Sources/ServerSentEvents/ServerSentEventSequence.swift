@@ -9,19 +9,30 @@ public struct ServerSentEventSequence<Base: AsyncSequence>: AsyncSequence where 
     public typealias Element = ServerSentEvent
 
     private let base: Base
+    private let maximumEventBytes: Int
 
-    public init(_ base: Base) { self.base = base }
+    /// The events of `base`; one over `maximumEventBytes` ends the sequence with
+    /// ``ServerSentEventParser/EventTooLarge``.
+    public init(_ base: Base, maximumEventBytes: Int = ServerSentEventParser.defaultMaximumEventBytes) {
+        self.base = base
+        self.maximumEventBytes = maximumEventBytes
+    }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), maximumEventBytes: maximumEventBytes)
+    }
 
     /// Reads the body a buffer at a time and hands out the events each buffer completes, in order.
     public struct AsyncIterator: AsyncIteratorProtocol {
         private var base: Base.AsyncIterator
-        private var parser = ServerSentEventParser()
+        private var parser: ServerSentEventParser
         private var ready: [ServerSentEvent] = []
         private var readyIndex = 0
 
-        init(base: Base.AsyncIterator) { self.base = base }
+        init(base: Base.AsyncIterator, maximumEventBytes: Int) {
+            self.base = base
+            parser = ServerSentEventParser(maximumEventBytes: maximumEventBytes)
+        }
 
         /// The stream's reconnection time (`retry:`), once it has sent one.
         public var retry: Duration? { parser.retry }
@@ -29,7 +40,7 @@ public struct ServerSentEventSequence<Base: AsyncSequence>: AsyncSequence where 
         public mutating func next() async throws -> ServerSentEvent? {
             while readyIndex == ready.count {
                 guard let buffer = try await base.next() else { return nil }
-                ready = parser.parse(buffer.readableBytesView)
+                ready = try parser.parse(buffer.readableBytesView)
                 readyIndex = 0
             }
             defer { readyIndex += 1 }
@@ -41,4 +52,9 @@ public struct ServerSentEventSequence<Base: AsyncSequence>: AsyncSequence where 
 extension AsyncSequence where Element == ByteBuffer {
     /// This body read as a Server-Sent Events stream.
     public var serverSentEvents: ServerSentEventSequence<Self> { ServerSentEventSequence(self) }
+
+    /// This body read as a Server-Sent Events stream whose events are at most `maximumEventBytes`.
+    public func serverSentEvents(maximumEventBytes: Int) -> ServerSentEventSequence<Self> {
+        ServerSentEventSequence(self, maximumEventBytes: maximumEventBytes)
+    }
 }

@@ -219,6 +219,24 @@ struct ServeCommandTests {
         #expect(watch.stderr.contains("the service answered 4"), "\(watch.stderr)")
     }
 
+    @Test func anAnswerLargerThanTheClientsLimitIsReportedAsTooLargeWithTheFlagToRaiseIt() async throws {
+        let server = try await RunningServer.started()
+        defer { _ = server.stop() }
+        let api = "http://127.0.0.1:\(server.httpPort)"
+        for command in [
+            ["query", "--server", api, "alice@example.com"], ["stats", "--server", api],
+            ["watch", "--server", api, "alice@example.com"],
+        ] {
+            let result = try await CLI.run(command + ["--max-answer-bytes", "64"])
+            #expect(result.status == 1 && !result.timedOut, "\(command[0]): \(result.stderr)")
+            #expect(
+                result.stderr.contains("larger than 64 bytes (--max-answer-bytes)"), "\(command[0]): \(result.stderr)")
+            #expect(!result.stderr.contains("cannot reach"), "\(command[0]): the service was reached")
+        }
+        let enough = try await CLI.run(["query", "--server", api, "alice@example.com", "--max-answer-bytes", "64KiB"])
+        #expect(enough.status == 0, "\(enough.stderr)")
+    }
+
     @Test func aServedStreamIsQueryableFromTheCLIAndSIGTERMExitsCleanly() async throws {
         let server = try RunningServer()
         let api = "http://127.0.0.1:\(server.httpPort)"

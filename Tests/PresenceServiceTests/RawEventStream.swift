@@ -63,7 +63,7 @@ extension RawEventStream.ReadState {
     /// Takes bytes off the socket: the head is skipped, the chunked body decoded, and its events parsed.
     fileprivate mutating func take(_ bytes: ArraySlice<UInt8>) {
         guard head else {
-            events += parser.parse(chunked.decode(bytes))
+            events += (try? parser.parse(chunked.decode(bytes))) ?? []
             return
         }
         raw += bytes
@@ -71,7 +71,7 @@ extension RawEventStream.ReadState {
         head = false
         let body = raw[end.upperBound...]
         raw = []
-        events += parser.parse(chunked.decode(body))
+        events += (try? parser.parse(chunked.decode(body))) ?? []
     }
 }
 

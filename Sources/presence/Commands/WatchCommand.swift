@@ -79,7 +79,7 @@ struct WatchCommand: AsyncParsableCommand {
                 }
                 if connectedOnce { note("reconnected to \(server.host):\(server.port)") }
                 connectedOnce = true
-                for try await event in response.body.serverSentEvents {
+                for try await event in response.body.serverSentEvents(maximumEventBytes: access.maxAnswerBytes.bytes) {
                     if let id = event.id { lastEventID = id }
                     guard event.name == "presence" else { continue }
                     show(event.data)
@@ -87,6 +87,8 @@ struct WatchCommand: AsyncParsableCommand {
                 note("the service ended the stream; reconnecting")
             } catch let failure as ValidationFailure {
                 throw failure
+            } catch is ServerSentEventParser.EventTooLarge {
+                throw access.answerTooLarge()
             } catch {
                 note("\(error); reconnecting in \(reconnectDelay) s")
             }

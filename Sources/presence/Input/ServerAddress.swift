@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 
 /// `http://host:port` or `https://host:port` of a running service.
 struct ServerAddress: ExpressibleByArgument {
@@ -34,7 +35,9 @@ struct ServerAddress: ExpressibleByArgument {
         do {
             let response = try await ServiceClient.get(path, on: self, headers: headers, tls: tls)
             status = Int(response.status.code)
-            body = Array(buffer: try await response.body.collect(upTo: 64 << 20))
+            body = Array(buffer: try await response.body.collect(upTo: access.maxAnswerBytes.bytes))
+        } catch is NIOTooManyBytesError {
+            throw access.answerTooLarge()
         } catch {
             throw ValidationFailure("cannot reach the service at \(host):\(port): \(error)")
         }

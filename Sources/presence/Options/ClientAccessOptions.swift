@@ -2,8 +2,10 @@ import ArgumentParser
 import NIOSSL
 
 /// How a client reaches a service that requires a token (`serve --api-token-file`) or speaks TLS
-/// (`serve --tls-cert`): the bearer token, and the certificates to trust for an `https://` server.
+/// (`serve --tls-cert`): the bearer token, the certificates to trust for an `https://` server, and the largest
+/// answer it reads.
 struct ClientAccessOptions: ParsableArguments {
+    static let defaultMaxAnswer = ByteSize(bytes: 64 << 20)
     @Option(
         name: .customLong("token-file"),
         help: "File whose first line is the bearer token for a service started with --api-token-file.")
@@ -13,6 +15,17 @@ struct ClientAccessOptions: ParsableArguments {
         name: .customLong("ca-file"),
         help: "PEM certificates to trust for an https:// server instead of the system's (a private CA).")
     var caFile: String?
+
+    @Option(
+        name: .customLong("max-answer-bytes"),
+        help: "Largest answer read from the service: a query's or the statistics' body, one event of a stream (64MiB).")
+    var maxAnswerBytes: ByteSize = defaultMaxAnswer
+
+    /// What to say of an answer over ``maxAnswerBytes``.
+    func answerTooLarge() -> ValidationFailure {
+        ValidationFailure(
+            "the service's answer is larger than \(maxAnswerBytes.bytes) bytes (--max-answer-bytes); raise it to read it")
+    }
 
     /// The request headers that carry the token; none without a token file.
     func headers() throws -> [(String, String)] {
