@@ -182,27 +182,26 @@ final class Confirmations: Sendable {
         }
     }
 
-    /// The session directory's answer to the question in flight: every account with a session now. A member it
-    /// does not list has no session, for every round opened before the question; a member it lists is asked
-    /// last activity, which says whether the session has sent presence yet.
+    /// The session directory's answer to the question in flight: every account with a session now, for every
+    /// round opened before the question. A member it does not list has no session. A member it lists has their
+    /// presence on its way (ejabberd answers the round's ping before its members' sessions answer the probes), or
+    /// a session that sent none: asked last activity only if no presence comes within a second
+    /// (``recheckLastActivity(at:after:)``), for each question costs the server a check of the watcher's
+    /// subscription.
     func directoryAnswered(_ sessions: Set<BareJID>, at now: ContinuousClock.Instant = .now) {
         state.withLock { state in
             guard let batch = state.directory.answered() else { return }
-            var withSession: Set<BareJID> = []
             for member in batch.members {
-                let rounds = state.rounds(asking: member).filter { state.rounds[$0]!.issue < batch.issue }
-                guard !rounds.isEmpty else { continue }
-                guard !sessions.contains(member) else {
-                    withSession.insert(member)
-                    continue
-                }
-                for id in rounds {
-                    state.rounds[id]!.members[member]!.recordNoSession(at: now)
+                let hasSession = sessions.contains(member)
+                for id in state.rounds(asking: member) where state.rounds[id]!.issue < batch.issue {
+                    if hasSession {
+                        state.rounds[id]!.members[member]!.recordSession(at: now)
+                    } else {
+                        state.rounds[id]!.members[member]!.recordNoSession(at: now)
+                    }
                     state.rounds[id]!.candidates.insert(member)
                 }
             }
-            // Probed again first: a presence lost on its way is asked for again, as a re-asked question is.
-            state.questions.enqueue(withSession, probeFirst: true)
         }
     }
 
@@ -214,19 +213,14 @@ final class Confirmations: Sendable {
         }
     }
 
-    /// Asks again about the unsettled members of round `id` that no question is waiting or in flight for: a probe,
-    /// then last activity, for each (through the session directory first when the session has one). Nothing while
-    /// the server has not read the round's question yet (its ping is unanswered): a server that busy is not
-    /// handed more.
+    /// Asks again about the unsettled members of round `id` that no question is waiting or in flight for, nor a
+    /// question to the session directory: a probe, then last activity, for each. Nothing while the server has not
+    /// read the round's question yet (its ping is unanswered): a server that busy is not handed more.
     func reask(_ id: String) {
         state.withLock { state in
             guard let round = state.rounds[id], round.pingAnswered else { return }
             let idle = round.unsettled.filter { !state.questions.isAsking($0) && !state.directory.isAsking($0) }
-            if state.directory.isUsable {
-                state.directory.enqueue(idle)
-            } else {
-                state.questions.enqueue(idle, probeFirst: true)
-            }
+            state.questions.enqueue(idle, probeFirst: true)
         }
     }
 

@@ -68,9 +68,16 @@ struct MemberConfirmation {
         if seconds > 0 {
             recordNoSession(at: now)
         } else {
-            lastStatement = now
-            hasSession = true
+            recordSession(at: now)
         }
+    }
+
+    /// The server said the member has a session now (a session directory lists them): their presence is due, or
+    /// the session has sent none yet; last activity is asked if no presence comes within its granularity.
+    mutating func recordSession(at now: ContinuousClock.Instant) {
+        guard final == nil else { return }
+        lastStatement = now
+        hasSession = true
     }
 
     /// The server said the member has no session now (last activity over 0 seconds, or a session directory

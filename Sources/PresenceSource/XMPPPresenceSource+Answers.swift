@@ -30,9 +30,8 @@ extension XMPPPresenceSource {
     static let lastActivityGranularity: Duration = .seconds(1)
 
     /// Makes the storage agree with every answer that became certain, ends the rounds they complete, and asks
-    /// again about snapshot members with no certain answer (waking `askDirectory` when they wait for the session
-    /// directory), until the session ends.
-    func settleAnswers(sender: XMPPStanzaSender, askDirectory: AsyncStream<Void>.Continuation) async {
+    /// again about snapshot members with no certain answer, until the session ends.
+    func settleAnswers(sender: XMPPStanzaSender) async {
         // An available answer is final `settle` after the member's last presence: the loop wakes then, and at
         // least every `tick` for answers that began after it went to sleep (theirs end `settle` ≥ `tick` later).
         let tick = max(Duration.milliseconds(1), min(answering.settle, .milliseconds(25)))
@@ -63,7 +62,6 @@ extension XMPPPresenceSource {
                 warnAbout(pending)
                 confirmations.reask(id)
             }
-            if confirmations.isDirectoryQuestionDue { askDirectory.yield() }
             let questions = confirmations.release(at: now)
             if !questions.isEmpty {
                 do { try await sender.send(questions) } catch { return }

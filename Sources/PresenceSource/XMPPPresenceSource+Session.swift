@@ -46,7 +46,7 @@ extension XMPPPresenceSource {
         defer { askDirectory.finish() }
         try await session.send(RosterQuery.request(id: "roster-1"))
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await self.settleAnswers(sender: sender, askDirectory: askDirectory) }
+            group.addTask { await self.settleAnswers(sender: sender) }
             if let sessionDirectory {
                 group.addTask { await self.askSessionDirectory(sessionDirectory, whenDue: directoryQuestions) }
             }

@@ -38,11 +38,28 @@ struct SessionDirectoryAnswerTests {
         #expect(confirmations.takeDirectoryQuestion())
         #expect(!confirmations.takeDirectoryQuestion(), "one question in flight at a time")
 
-        confirmations.directoryAnswered([bob])
+        let answered = ContinuousClock.now
+        confirmations.directoryAnswered([bob], at: answered)
         let (rounds, offline) = finished(confirmations)
         #expect(rounds.isEmpty, "bob has a session: the round waits for his presence")
         #expect(offline == [ann, cat])
-        #expect(askedLastActivity(confirmations.release()) == ["bob@corp.example"], "only bob is asked directly")
+        #expect(confirmations.release().isEmpty, "bob's presence is on its way: nobody is asked at once")
+        confirmations.recheckLastActivity(at: answered + .seconds(1), after: .seconds(1))
+        #expect(askedLastActivity(confirmations.release()) == ["bob@corp.example"], "no presence within a second")
+    }
+
+    @Test func aMemberWithASessionWhosePresenceComesIsNeverAskedDirectly() {
+        let confirmations = Confirmations(maximumInFlight: 256, usesDirectory: true)
+        let round = confirmations.open(.snapshot, members: [ann])
+        #expect(confirmations.pingAnswered(round))
+        #expect(confirmations.takeDirectoryQuestion())
+        let answered = ContinuousClock.now - .seconds(2)
+        confirmations.directoryAnswered([ann], at: answered)
+        confirmations.record(
+            available("ann@corp.example/desk"), receivedAt: time(0), at: answered + .milliseconds(20))
+        confirmations.recheckLastActivity(at: answered + .seconds(1), after: .seconds(1))
+        #expect(confirmations.release().isEmpty)
+        #expect(finished(confirmations).rounds.map(\.round) == [round])
     }
 
     @Test func aPresenceThatArrivedBeforeTheDirectorysAnswerStands() {
