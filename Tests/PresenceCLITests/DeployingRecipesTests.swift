@@ -20,4 +20,12 @@ struct DeployingRecipesTests {
         #expect(guide.contains(EjabberdServer.exemptionACL(watcher: "watcher@corp.example")))
         #expect(guide.contains(EjabberdServer.exemptionRule))
     }
+
+    @Test func theLDAPRecipeHasTheModuleOptionsTheTestsServersHave() throws {
+        let guide = try Self.guide()
+        let directory = OpenLDAPDirectory.optionsForTheGuide()
+        for option in directory {
+            #expect(guide.contains("    \(option)"), "\(option) in the guide's mod_shared_roster_ldap")
+        }
+    }
 }

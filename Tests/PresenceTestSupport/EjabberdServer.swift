@@ -110,9 +110,12 @@ package final class EjabberdServer: XMPPTestServer {
     ///   - tls: serve STARTTLS with a certificate for `domain` issued by a test CA, and require it.
     ///   - distribution: nil for a node on its own.
     ///   - profile: the client limits it runs with.
+    ///   - sharedRosters: an LDAP directory whose groups are the shared rosters (`mod_shared_roster_ldap`), in place
+    ///     of `mod_shared_roster`'s groups.
     package init(
         domain: String = "example.test", accounts: [String: String], groups: [String: [String]] = [:],
-        tls: Bool = false, distribution: Distribution? = nil, profile: ServerProfile = .unshaped
+        tls: Bool = false, distribution: Distribution? = nil, profile: ServerProfile = .unshaped,
+        sharedRosters: OpenLDAPDirectory? = nil
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/ejabberdctl"),
             FileManager.default.isExecutableFile(atPath: "/usr/bin/erl")
@@ -131,7 +134,8 @@ package final class EjabberdServer: XMPPTestServer {
             let apiPort = freeLoopbackPort()
             let certificates = tls ? try TestCertificateAuthority(directory: directory, serverName: domain) : nil
             try EjabberdServer.configuration(
-                domain: domain, port: port, apiPort: apiPort, certificates: certificates, profile: profile
+                domain: domain, port: port, apiPort: apiPort, certificates: certificates, profile: profile,
+                sharedRosters: sharedRosters
             ).write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: true, encoding: .utf8)
             let launch = Launch(
                 node: "presencetest\(UInt32.random(in: 0 ... .max))@localhost",
@@ -240,7 +244,8 @@ package final class EjabberdServer: XMPPTestServer {
     deinit { stop() }
 
     private static func configuration(
-        domain: String, port: Int, apiPort: Int, certificates: TestCertificateAuthority?, profile: ServerProfile
+        domain: String, port: Int, apiPort: Int, certificates: TestCertificateAuthority?, profile: ServerProfile,
+        sharedRosters: OpenLDAPDirectory?
     ) throws -> String {
         let listenerShaper = profile == .unshaped ? nil : try ServerProfile.ejabberdListenerShaper()
         var lines = [
@@ -280,6 +285,8 @@ package final class EjabberdServer: XMPPTestServer {
             "    allow: all",
         ]
         lines += try limits(profile, domain: domain)
+        let ldap = sharedRosters?.ejabberdConfiguration()
+        if let ldap { lines.append(ldap.topLevel) }
         lines += [
             "modules:",
             "  mod_admin_extra: {}",
@@ -288,7 +295,7 @@ package final class EjabberdServer: XMPPTestServer {
             "  mod_last: {}",
             "  mod_ping: {}",
             "  mod_roster: {}",
-            "  mod_shared_roster: {}",
+            ldap.map { "  mod_shared_roster_ldap: \($0.module)" } ?? "  mod_shared_roster: {}",
             "  mod_time: {}",
         ]
         if let certificates {

@@ -55,4 +55,33 @@ struct SessionDirectoryAgainstServersTests {
         #expect(Self.people.filter { $0 != "m001" }.allSatisfy { organisation.state(of: $0) == .offline })
         _ = bob
     }
+
+    @Test(arguments: [false, true])
+    func aGroupOfEveryoneKeptInLDAPIsExactWithOrWithoutTheListOfSessions(asksSessions: Bool) async throws {
+        let people = (0 ..< 40).map { String(format: "l%02d", $0) }
+        let directory = try await onAThreadOfItsOwn {
+            try OpenLDAPDirectory(
+                port: freeLoopbackPort(), people: people + ["watcher"], group: "everyone", members: ["watcher"] + people)
+        }
+        defer { directory.stop() }
+        let accounts = Dictionary(uniqueKeysWithValues: (people + ["watcher"]).map { ($0, Organisation.password) })
+        let server = try await onAThreadOfItsOwn { try EjabberdServer(accounts: accounts, sharedRosters: directory) }
+        let organisation = try Organisation(server: server, sessionsAPIAccount: asksSessions ? "watcher" : nil)
+        defer { organisation.stop() }
+        var clients: [MemberClient] = []
+        for user in people.prefix(4) {
+            let client = try await organisation.member(user)
+            try await client.available(status: "In the directory")
+            clients.append(client)
+        }
+
+        organisation.startWatching()
+        #expect(try await organisation.snapshotComplete())
+        let status = organisation.source.status
+        #expect(status.rosterSize == people.count, "the group from the directory is the roster: \(status)")
+        for user in people.prefix(4) { #expect(organisation.state(of: user) == .available, "\(user)") }
+        #expect(people.dropFirst(4).allSatisfy { organisation.state(of: $0) == .offline })
+        #expect(status.sessionDirectoryAnswers >= (asksSessions ? 1 : 0) && status.sessionDirectoryError == nil)
+        _ = clients
+    }
 }

@@ -5,10 +5,11 @@
 //
 //   swift run --package-path Benchmarks -c release OrganisationReady [members] [online %] [server] \
 //       [none|stock|exempt] [seconds to wait at most] [questions in flight at most] [memory|disk] \
-//       [named|everyone] [sessions|questions]
+//       [named|everyone|directory] [sessions|questions]
 //
-// The roster design (``RosterDesign``): `named`, the members in a group only the watchers see, or `everyone`, one
-// group in which everyone sees everyone (`@all@` on ejabberd, one `mod_groups` group on Prosody). With `sessions`,
+// The roster design (``RosterDesign``): `named`, the members in a group only the watchers see, `everyone`, one
+// group in which everyone sees everyone (`@all@` on ejabberd, one `mod_groups` group on Prosody), or `directory`,
+// one such group kept in an OpenLDAP directory (`slapd`) and read by ejabberd's `mod_shared_roster_ldap`. With `sessions`,
 // the watcher asks the server's list of sessions (ejabberd's `connected_users_vhost`, `--xmpp-sessions-api`) instead
 // of one last-activity question per silent member (`questions`, the default and the plain watcher account's way).
 //

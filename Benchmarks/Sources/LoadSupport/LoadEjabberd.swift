@@ -4,7 +4,8 @@ import Foundation
 /// name, Erlang distribution on a port of its own (no `epmd`), c2s and the HTTP API on loopback ports. Accounts and
 /// shared roster groups go through the HTTP API. With ``RosterDesign/named``, `people` (every member, named) displays
 /// `watchers` (the watcher) and the other way round, so the watcher has everyone and each member has the watcher
-/// only; with ``RosterDesign/everyone``, `people` holds `@all@` and displays itself.
+/// only; with ``RosterDesign/everyone``, `people` holds `@all@` and displays itself; with ``RosterDesign/directory``,
+/// `mod_shared_roster_ldap` reads one group of everyone from an OpenLDAP directory (``OpenLDAPDirectory``).
 public final class LoadEjabberd: LoadServer {
     public let name = "ejabberd"
     public let domain = "example.test"
@@ -12,6 +13,8 @@ public final class LoadEjabberd: LoadServer {
     private let apiPort: Int
     private let directory: URL
     private let process: Process
+    /// The LDAP directory the shared rosters come from, with ``RosterDesign/directory``.
+    private let people: OpenLDAPDirectory?
 
     public init(members: Int, limits: ShippedLimits = .none, roster: RosterDesign = .named) throws {
         let limits = try limits.ejabberd(watcher: "watcher@example.test")
@@ -21,6 +24,14 @@ public final class LoadEjabberd: LoadServer {
         let base = 20_000 + Int.random(in: 0 ..< 20_000)
         (port, apiPort) = (base, base + 1)
         let distributionPort = base + 2
+        let names = (0 ..< members).map(LoadAccounts.member)
+        let people =
+            roster == .directory
+            ? try OpenLDAPDirectory(
+                port: base + 3, people: names + ["watcher"], group: "everyone", members: ["watcher"] + names) : nil
+        self.people = people
+        let ldap = people?.ejabberdConfiguration()
+        let rosterModule = ldap.map { ", mod_shared_roster_ldap: \($0.module)" } ?? ", mod_shared_roster: {}"
         try """
         hosts: ["\(domain)"]
         loglevel: warning
@@ -35,7 +46,8 @@ public final class LoadEjabberd: LoadServer {
           local: {allow: all}
           c2s: {allow: all}
         \(limits.sections)
-        modules: {mod_admin_extra: {}, mod_disco: {}, mod_http_api: {}, mod_last: {}, mod_ping: {}, mod_roster: {}, mod_shared_roster: {}}
+        \(ldap?.topLevel ?? "")
+        modules: {mod_admin_extra: {}, mod_disco: {}, mod_http_api: {}, mod_last: {}, mod_ping: {}, mod_roster: {}\(rosterModule)}
         """.write(to: directory.appendingPathComponent("ejabberd.yml"), atomically: false, encoding: .utf8)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/erl")
@@ -64,6 +76,8 @@ public final class LoadEjabberd: LoadServer {
             try api("register", ["user": name, "host": domain, "password": LoadAccounts.password])
         }
         switch roster {
+        case .directory:
+            break
         case .everyone:
             try api(
                 "srg_create",
@@ -99,6 +113,7 @@ public final class LoadEjabberd: LoadServer {
     public func stop() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        people?.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }
@@ -106,4 +121,5 @@ public final class LoadEjabberd: LoadServer {
 enum LoadServerFailure: Error {
     case didNotStart
     case api(String, Int)
+    case missing(String)
 }

@@ -28,6 +28,8 @@ public final class LoadProsody: LoadServer {
         }
         var groups = ""
         switch roster {
+        case .directory:
+            throw LoadServerFailure.missing("an LDAP-backed roster on Prosody (the benchmark runs it on ejabberd)")
         case .everyone:
             groups = "[everyone]\nwatcher@\(domain)\n"
             for index in 0 ..< members { groups += "\(LoadProsody.member(index))@\(domain)\n" }

@@ -27,6 +27,9 @@ public enum RosterDesign: String, Sendable {
     /// Everyone sees everyone: on ejabberd one shared roster group holding `@all@` that displays itself, on
     /// Prosody one `mod_groups` group listing every account.
     case everyone
+    /// Everyone sees everyone, the group kept in an LDAP directory: ejabberd's `mod_shared_roster_ldap` over an
+    /// OpenLDAP `posixGroup` listing every account (ejabberd only).
+    case directory
 }
 
 /// The accounts every load server has.
