@@ -83,6 +83,18 @@ struct ServeAccessTests {
         }
     }
 
+    @Test func everySecretFileOthersCanReadIsAWarningNamingItsFlag() async throws {
+        let files = try Files(["tokens": "\(Self.token) dashboard\n", "secret": Self.secret + "\n"])
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: files["tokens"])
+        let server = try await RunningServer.started([
+            "--api-token-file", files["tokens"], "--feed-secret-file", files["secret"],
+        ])
+        defer { _ = server.stop() }
+        #expect(await server.logs("--api-token-file can be read by other users; chmod 600 it"))
+        #expect(!server.log.contains("--feed-secret-file can be read"), "a file only its owner reads is fine")
+        #expect(!server.log.contains(Self.token), "the warning names the file, never what it holds")
+    }
+
     @Test func withTokensAndAFeedSecretTheClientsPresentTheirTokenAndNoSecretReachesTheLog() async throws {
         let files = try Files([
             "tokens": "\(Self.token) dashboard\n", "secret": Self.secret + "\n", "client-token": Self.token + "\n",

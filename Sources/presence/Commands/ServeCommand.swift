@@ -123,7 +123,9 @@ extension ServeCommand {
             logger.notice("kernel memory pressure signal unavailable", metadata: ["reason": "\(reason)"])
         }
         defer { kernel?.stop() }
-        settings.access.warnAboutSharedFiles(logger)
+        for (flag, path) in settings.sharedSecretFiles {
+            logger.warning("\(flag) can be read by other users; chmod 600 it", metadata: ["file": "\(path)"])
+        }
         OpenFileLimit.ensure(
             OpenFileLimit.needed(
                 feedConnections: settings.listeners.maxConnections,
@@ -153,11 +155,6 @@ extension ServeCommand {
         let store: any MemoryStorage = try tier ?? memory ?? settings.storage.kind.make()
         var source: XMPPPresenceSource?
         if let client = try settings.xmpp.configuration() {
-            if settings.xmpp.passwordFileIsShared() {
-                logger.warning(
-                    "the XMPP password file can be read by other users; chmod 600 it",
-                    metadata: ["file": "\(settings.xmpp.passwordFile ?? "")"])
-            }
             if client.tls == .off && !client.isLoopback {
                 logger.warning("TLS is off for a remote XMPP server: presence travels unencrypted")
             }

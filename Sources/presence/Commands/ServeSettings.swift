@@ -19,6 +19,8 @@ struct ServeSettings {
     let logLevel: Logger.Level
     /// `PRESENCE_*` variables that are no setting, told in the log as the service starts.
     let environmentNotices: [EnvironmentLayer.Notice]
+    /// The files of secrets (every key that names one) that other users can read: each a warning at start.
+    let sharedSecretFiles: [(flag: String, path: String)]
 
     init(_ settings: Settings) throws {
         storage = try settings(SettingKeys.storage)
@@ -38,6 +40,12 @@ struct ServeSettings {
         }
         self.logLevel = logLevel
         environmentNotices = settings.environmentNotices
+        sharedSecretFiles = SettingKeys.serve.filter(\.namesSecretFile).compactMap { key in
+            guard let path = settings.text(of: key), SecretFile(path: path, option: "--\(key.name)").isShared else {
+                return nil
+            }
+            return ("--\(key.name)", path)
+        }
         if storage.hasDiskTier && disk.dataDirectory == nil {
             throw ValidationError("--storage \(storage) keeps its disk tier in --data-dir: give one")
         }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Logging
 import NIOSSL
 import PresenceService
 
@@ -148,13 +147,5 @@ struct ServiceAccessSettings {
             }
         }
         return reloading
-    }
-
-    /// Warns about secret files others can read.
-    func warnAboutSharedFiles(_ logger: Logger) {
-        for (option, path) in [("--api-token-file", apiTokenFile), ("--feed-secret-file", feedSecretFile)] {
-            guard let path, SecretFile(path: path, option: option).isShared else { continue }
-            logger.warning("\(option) can be read by other users; chmod 600 it", metadata: ["file": "\(path)"])
-        }
     }
 }

@@ -194,9 +194,4 @@ struct XMPPSettings {
     var backoff: ReconnectBackoff {
         ReconnectBackoff(maximum: .seconds(reconnectMaxSeconds))
     }
-
-    /// Whether the password file can be read by others than its owner (worth a warning, as ssh gives).
-    func passwordFileIsShared() -> Bool {
-        passwordFile.map { SecretFile(path: $0, option: "--xmpp-password-file").isShared } ?? false
-    }
 }
