@@ -18,7 +18,8 @@ extension SettingKeys {
         "event-loops", "Threads that run the feed port's and the query API's connections, change streams included",
         default: ServiceConfiguration.defaultEventLoops, shown: "one per two cores", bounds: .between(1, 256))
     static let idleTimeout = SettingKey<Int>(
-        "idle-timeout", "Seconds after which a silent feeder is closed", default: 300, bounds: .atLeast(1, "second"))
+        "idle-timeout", "Seconds after which a silent feeder is closed",
+        default: Int(ServiceConfiguration.defaultIdleTimeout.components.seconds), bounds: .atLeast(1, "second"))
 
     static let apiTokenFile = SettingKey<String?>(
         "api-token-file",

@@ -24,7 +24,8 @@ extension SettingKeys {
         default: nil)
     static let diskFlushInterval = SettingKey<Int>(
         "disk-flush-interval", "Most milliseconds a changed status waits in memory before it is written to disk",
-        default: 1000, bounds: .between(1, 3_600_000, "milliseconds"))
+        default: Int(TieredStorage.Configuration.defaultFlushInterval / .milliseconds(1)),
+        bounds: .between(1, 3_600_000, "milliseconds"))
     static let diskFlushDirty = SettingKey<Int>(
         "disk-flush-dirty", "Changes waiting for the disk that start a write before the interval is up",
         default: TieredStorage.Configuration.defaultFlushDirtyThreshold, bounds: .atLeast(1))
