@@ -118,6 +118,22 @@ struct StorageAnswerTests {
         }
     }
 
+    @Test(arguments: [
+        "/v1/presence/alice@example.com", "/v1/presence?jid=alice@example.com", "/v1/stats",
+        "/v1/presence/alice@example.com/badge.svg", "/healthz", "/v1/presence/bad@@example.com", "/nowhere",
+    ])
+    func aRequestThatAsksToCloseGetsAnAnswerThatSaysSoOnEitherPath(path: String) async throws {
+        try await withService { ports in
+            let client = try await Feeder.connect(port: ports.http)
+            defer { client.close() }
+            try await client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            let (text, closed) = try await client.readUntilClosed()
+            #expect(closed, "\(path): the service closes")
+            let head = text.components(separatedBy: "\r\n\r\n").first ?? ""
+            #expect(head.lowercased().contains("\r\nconnection: close"), "\(path): the answer says so: \(head)")
+        }
+    }
+
     @Test func refusalsNameTheirReasonAndOtherRoutesStillComeFromTheRouter() async throws {
         try await withService { ports in
             let malformed = try await httpGet("/v1/presence/bad@@example.com", port: ports.http)

@@ -10,7 +10,9 @@ import Logging
 ///    with `Allow`; any other method but `GET` and `HEAD` is 405 with `Allow` and an error document
 ///    (`not-allowed`). An unknown path goes on to the router's 404.
 ///
-/// `GET` and `HEAD` go on to the routes; the router answers `HEAD` from the `GET` route, without the body.
+/// `GET` and `HEAD` go on to the routes; the router answers `HEAD` from the `GET` route, without the body. A request
+/// that asks to close the connection (`Connection: close`) gets an answer that says so, as RFC 9112 §9.6 asks of a
+/// server that closes and as the event-loop path's answers do.
 struct FrontDoorResponder<Routes: HTTPResponder>: HTTPResponder where Routes.Context == ServiceRequestContext {
     typealias Context = ServiceRequestContext
 
@@ -21,6 +23,20 @@ struct FrontDoorResponder<Routes: HTTPResponder>: HTTPResponder where Routes.Con
     // and this frame cost each stream 1 KiB of resident memory (EventStreamLoad, 2,000 streams).
     @inline(__always)
     func respond(to request: Request, context: Context) async throws -> Response {
+        var response = try await answer(request, context: context)
+        if Self.asksToClose(request) { response.headers[.connection] = "close" }
+        return response
+    }
+
+    /// Whether the request's `Connection` field has the `close` option (RFC 9112 §9.6).
+    static func asksToClose(_ request: Request) -> Bool {
+        request.headers[values: .connection].contains { value in
+            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "close" }
+        }
+    }
+
+    @inline(__always)
+    private func answer(_ request: Request, context: Context) async throws -> Response {
         switch admission.decide(request) {
         case .admitted(let token):
             if let token { context.logger.trace("request authorized", metadata: ["token": "\(token)"]) }
