@@ -5,6 +5,7 @@ import PresenceService
 import PresenceStore
 import PresenceWire
 import PresenceWorkload
+import Synchronization
 
 // Load on `presence serve`'s code over loopback, in one process with the service:
 //  1. ingest: F feeders each send a generated stream of their own people as fast as the service takes it;
@@ -140,12 +141,11 @@ report(
         (sorted.last ?? 0) * 1000, Double(appliedDuring) / querySeconds))
 exit(0)
 
-final class LatencyLog: @unchecked Sendable {
-    // @unchecked: `values` is only touched under `lock`.
-    private let lock = NSLock()
-    private var values: [Double] = []
-    func append(_ more: [Double]) { lock.withLock { values += more } }
-    var all: [Double] { lock.withLock { values } }
+/// Every client's latencies, collected under one lock (`Synchronization.Mutex`, the benchmarks' one idiom).
+final class LatencyLog: Sendable {
+    private let values = Mutex<[Double]>([])
+    func append(_ more: [Double]) { values.withLock { $0 += more } }
+    var all: [Double] { values.withLock { $0 } }
 }
 
 extension Duration {
