@@ -26,4 +26,29 @@ struct OpenAPIDocumentTests {
         #expect(metricsOpen.contains("  /metrics:\n    get:\n      security: []\n"))
         #expect(metricsOpen.contains("  - bearerToken: []"), "everything else still needs a token")
     }
+
+    @Test func theRouteTableIsTheDocumentsPathsAndEachIsOpenAsTheDocumentSays() throws {
+        let lines = OpenAPIDocument.repository.split(separator: "\n")
+        let start = try #require(lines.firstIndex(of: "paths:"))
+        var paths: [String: Bool] = [:]  // path: answered without a token (its operation says `security: []`)
+        var current: String?
+        for line in lines[(start + 1)...] {
+            if !line.hasPrefix(" ") { break }
+            if line.hasPrefix("  /"), line.hasSuffix(":"), !line.hasPrefix("   ") {
+                current = String(line.dropFirst(2).dropLast())
+                paths[current!] = false
+            } else if let path = current, line == "      security: []" {
+                paths[path] = true
+            }
+        }
+        #expect(Set(paths.keys) == Set(ServiceRoute.allCases.map(\.template)), "the table and the document agree")
+        for route in ServiceRoute.allCases {
+            let open = paths[route.template] ?? false
+            // /metrics needs a token unless --metrics-open: the document written for the repository has it closed.
+            #expect(route.isOpen(metricsOpen: false) == open, "\(route.template): open \(open) in the document")
+            // Every template, with a JID in its place, is read back as its own route.
+            let path = route.template.replacingOccurrences(of: "{jid}", with: "alice@example.com")
+            #expect(ServiceRoute(path: Substring(path)) == route, "\(path)")
+        }
+    }
 }

@@ -110,10 +110,9 @@ public struct APIAccess: Sendable, CustomStringConvertible, CustomReflectable {
         return .denied
     }
 
-    /// Paths answered without a token.
+    /// Paths answered without a token (``ServiceRoute/isOpen(metricsOpen:)``).
     private func isOpen(_ path: Substring) -> Bool {
-        path == "/healthz" || path == "/readyz" || path == "/openapi.yaml" || (metricsOpen && path == "/metrics")
-            || PeoplePage.isPageFile(path)
+        ServiceRoute(path: path)?.isOpen(metricsOpen: metricsOpen) == true
     }
 
     /// The name of the token `candidate` is, comparing it with every token in constant time.

@@ -19,28 +19,9 @@ enum HTTPRouteLabel: String, CaseIterable, Sendable {
     /// Anything else, unknown paths included.
     case other
 
-    /// The route of a request target (`/v1/presence/a%40b?policy=cache-only`). Presence paths, the hot ones, are
-    /// told first and without copying the target.
+    /// The route of a request target (`/v1/presence/a%40b?policy=cache-only`), by the route table.
     init(target: String) {
         let path = target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
-        if path.hasPrefix("/v1/presence") {
-            if path == "/v1/presence" {
-                self = .presenceBatch
-            } else if path == "/v1/presence/events" {
-                self = .events
-            } else if path.hasPrefix("/v1/presence/") {
-                self = path.hasSuffix("/badge.svg") ? .badge : .presence
-            } else {
-                self = .other
-            }
-            return
-        }
-        switch path {
-        case "/v1/stats": self = .stats
-        case "/metrics": self = .metrics
-        case "/healthz", "/readyz": self = .health
-        case "/openapi.yaml": self = .openapi
-        default: self = PeoplePage.isPageFile(path) ? .people : .other
-        }
+        self = ServiceRoute(path: path)?.label ?? .other
     }
 }

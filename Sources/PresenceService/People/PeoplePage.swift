@@ -25,9 +25,6 @@ enum PeoplePage {
         "/people.css": File(PackageResources.people_css, "text/css; charset=utf-8"),
     ]
 
-    /// Whether `path` is one of the page's own files: markup, script and style, no data, open without a token.
-    static func isPageFile(_ path: Substring) -> Bool { files[String(path)] != nil }
-
     static func add(to router: Router<ServiceRequestContext>) {
         for (path, file) in files {
             router.get(RouterPath(path)) { request, _ -> Response in
