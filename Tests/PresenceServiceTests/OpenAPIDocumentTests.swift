@@ -50,5 +50,11 @@ struct OpenAPIDocumentTests {
             let path = route.template.replacingOccurrences(of: "{jid}", with: "alice@example.com")
             #expect(ServiceRoute(path: Substring(path)) == route, "\(path)")
         }
+        for unknown in [
+            "/v1/presence/", "/v1/presence//badge.svg", "/v1/presence/a/b", "/v1/presencex", "/v1/presence/a/badge.svg/x",
+            "/v1/stats/", "/people.html", "",
+        ] {
+            #expect(ServiceRoute(path: Substring(unknown)) == nil, "\(unknown) is no route")
+        }
     }
 }

@@ -49,14 +49,14 @@ enum ServiceRoute: CaseIterable, Sendable {
                 self = .presenceBatch
                 return
             }
-            guard rest.first == "/" else { return nil }
-            let segments = rest.dropFirst().split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-            switch segments.count {
-            case 1 where segments[0] == "events": self = .events
-            case 1 where !segments[0].isEmpty: self = .presence
-            case 2 where !segments[0].isEmpty && segments[1] == "badge.svg": self = .badge
-            default: return nil
+            let segment = rest.dropFirst()
+            guard rest.first == "/", !segment.isEmpty else { return nil }
+            guard let slash = segment.firstIndex(of: "/") else {
+                self = segment == "events" ? .events : .presence
+                return
             }
+            guard slash != segment.startIndex, segment[segment.index(after: slash)...] == "badge.svg" else { return nil }
+            self = .badge
             return
         }
         switch path {
