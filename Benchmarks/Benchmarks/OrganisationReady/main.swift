@@ -99,6 +99,19 @@ func watch(
         report(
             "roster received \(rosterAt.map { "\(seconds($0))" } ?? "-") s after login, last-activity questions from "
                 + "\(questionsAt.map { "\(seconds($0))" } ?? "-") s")
+        if ready != nil {
+            // What the snapshot says of each member: the online ones (those whose login went through) available,
+            // every other offline.
+            func shownAvailable(_ index: Int) -> Bool? {
+                guard case .present(let presence) = storage.lookup(try! BareJID("\(LoadAccounts.member(index))@\(server.domain)"))
+                else { return nil }
+                return presence.status?.isAvailable
+            }
+            let available = (0 ..< memberCount).filter { shownAvailable($0) == true }.count
+            let offline = (0 ..< memberCount).filter { shownAvailable($0) == false }.count
+            report("shown available: \(available) (\(members.onlineNow) online), offline: \(offline), unknown: "
+                + "\(memberCount - available - offline)")
+        }
     }
     let used = server.cpuSeconds() - cpu
     if stopAfter == nil { report(String(format: "the watcher's own CPU: %.2f s", ownCPUSeconds() - ownCPU)) }

@@ -75,6 +75,9 @@ public final class OnlineMembers: Sendable {
             + (progress.firstFailure.withLock { $0 }.map { " (first: \($0))" } ?? "")
     }
 
+    /// How many members are logged in now.
+    public var onlineNow: Int { progress.loggedIn.load(ordering: .relaxed) }
+
     /// Ends every member's session.
     public func end() {
         endGate.open()
