@@ -127,15 +127,9 @@ package final class OpenLDAPDirectory: Sendable {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) ended with \(process.terminationStatus)")
+        let status = try Tool.run(executable, arguments)
+        guard status == 0 else {
+            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) ended with \(status)")
         }
     }
 

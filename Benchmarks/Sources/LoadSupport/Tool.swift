@@ -1,0 +1,1 @@
+../../../Tests/PresenceTestSupport/Tool.swift
