@@ -82,6 +82,7 @@ struct ServeSessionsAPITests {
         ("http://xmpp.corp.example:5280/api", "unencrypted"),
         ("ftp://127.0.0.1/api", "http or https only"),
         ("corp.example/api", "is not a URL"),
+        ("https://admin:hunter2@xmpp.corp.example:5443/api", "no user or password in the URL"),
     ])
     func aSessionsAPIThatWouldLeakThePasswordOrIsNoURLIsRefusedBeforeStarting(url: String, says: String) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("presence-sessions-\(UUID())")

@@ -163,6 +163,10 @@ struct XMPPSettings {
         guard let url = URL(string: text), let scheme = url.scheme, let host = url.host, !host.isEmpty else {
             throw ValidationError("\(flag) '\(text)' is not a URL such as https://xmpp.corp.example:5443/api")
         }
+        // A URL is logged and shown: the API is asked with the watcher's own password, never one written in it.
+        guard url.user == nil, url.password == nil else {
+            throw ValidationError("\(flag): no user or password in the URL; the watcher's own account is used")
+        }
         switch scheme {
         case "https": return url
         case "http" where TLSPolicy.isLoopback(host): return url
