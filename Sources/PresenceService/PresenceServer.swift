@@ -68,18 +68,17 @@ public struct PresenceServer: Sendable {
             access: configuration.access, feedSecret: configuration.feedSecret, tls: configuration.tls)
         // The loops of the feed port's and the query API's connections, kept for the process's life.
         let eventLoops = ServiceEventLoops.group(threads: configuration.eventLoops)
-        let endpoint = QueryEndpoint(
-            lookup: lookup, live: { source?.isLive }, maxBatchJIDs: configuration.http.maxBatchJIDs)
-        let events = EventStreamEndpoint(hub: changes, lookup: lookup, live: { source?.isLive })
-        let admission = RequestAdmission(secrets: secrets, readiness: readiness)
+        let frontDoor = FrontDoor(
+            admission: RequestAdmission(secrets: secrets, readiness: readiness),
+            queries: QueryEndpoint(
+                lookup: lookup, live: { source?.isLive }, maxBatchJIDs: configuration.http.maxBatchJIDs),
+            events: EventStreamEndpoint(hub: changes, lookup: lookup, live: { source?.isLive }))
         let application = Application(
-            responder: QueryRoutes.router(
-                endpoint: endpoint, events: events, admission: admission, statistics: statistics, metrics: metrics,
-                source: xmppSource),
+            responder: FrontDoorResponder(
+                frontDoor: frontDoor, statistics: statistics, metrics: metrics, source: xmppSource),
             // HTTP/1.1 with storage hits answered on the event loop, inside TLS when the configuration has it.
             server: .presenceHTTP1(
-                endpoint: endpoint, events: events, admission: admission, limits: configuration.http,
-                serverName: "presence", metrics: metrics),
+                frontDoor: frontDoor, limits: configuration.http, serverName: "presence", metrics: metrics),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "presence",
                 // Over the limit, Hummingbird stops accepting until a connection closes: new clients wait in the

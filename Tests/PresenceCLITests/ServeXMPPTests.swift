@@ -134,6 +134,29 @@ struct ServeXMPPTests {
         #expect(String(decoding: unknownPolicy.body, as: UTF8.self).contains("cache-else-probe"))
         let text = try await CLI.run(["query", "--server", base, "--policy", "probe", "m1@\(server.domain)"])
         #expect(text.stdout.contains("probe"), "the text output says where the answer came from")
+
+        // A lookup that probes gets the same answer alone (decided on the event loop, handed to the router) and
+        // pipelined behind a routed request (decided by the router): status, fields and document, the probe's
+        // own times aside.
+        let target = "/v1/presence?jid=m5@\(server.domain)&jid=m6@\(server.domain)&policy=probe"
+        let request = "GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        let alone = try LoopbackTCP.exchange(request, port: service.httpPort)
+        let behind = try LoopbackTCP.exchange("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + request, port: service.httpPort)
+        func probed(_ wire: String) throws -> (head: [String], results: [NSDictionary]) {
+            let last = try #require(wire.components(separatedBy: "HTTP/1.1 ").last)
+            let parts = last.components(separatedBy: "\r\n\r\n")
+            let head = parts[0].components(separatedBy: "\r\n").filter { !$0.hasPrefix("Date:") && !$0.hasPrefix("Content-Length:") }
+            let document = try JSONSerialization.jsonObject(with: Data(parts[1].utf8)) as? [String: Any]
+            let results = (document?["results"] as? [[String: Any]] ?? []).map { result in
+                NSDictionary(dictionary: result.filter { $0.key != "asOf" && $0.key != "since" })
+            }
+            return (head, results)
+        }
+        let (aloneHead, aloneResults) = try probed(alone)
+        let (behindHead, behindResults) = try probed(behind)
+        #expect(aloneHead == behindHead && aloneHead.first == "200 OK", "\(alone)\n\(behind)")
+        #expect(aloneResults == behindResults && aloneResults.count == 2, "\(alone)\n\(behind)")
+        #expect(aloneResults.allSatisfy { $0["origin"] as? String == "probe" && $0["state"] as? String == "available" })
         _ = sessions
     }
 

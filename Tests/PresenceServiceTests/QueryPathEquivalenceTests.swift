@@ -8,8 +8,8 @@ import PresenceTestSupport
 import Testing
 import XMPPClient
 
-/// A presence query is answered on the event loop when nothing needs an await, and by the router otherwise; both call
-/// the same admission and query decisions. These send each request both ways, alone (the event-loop path) and
+/// A request is answered on the event loop when nothing needs an await, and by the router otherwise; both act on
+/// the same decision (`FrontDoor`). These send each request both ways, alone (the event-loop path) and
 /// pipelined behind `/healthz` (which holds the connection for the router, so the request follows it there), and
 /// hold the two answers to the same status, header fields and bytes.
 @Suite("A query gets the same answer whichever path serves it", .serialized)
@@ -109,6 +109,34 @@ struct QueryPathEquivalenceTests {
                     ("/v1/presence/a@x?policy=cache-only&policy=probe", [], 400),
                     ("/v1/presence/a@x?policy=%zz", [], 400),
                 ], port: ports.http)
+        }
+    }
+
+    @Test func streamsMethodsAndUnknownPathsAreDecidedAlikeOnBothPaths() async throws {
+        try await withService(configure: { $0.events.maxJIDsPerStream = 2 }) { ports in
+            // A stream's GET that is refused, and the HEAD of any stream's request: answered on the event loop when
+            // alone, by the router behind a routed request.
+            try await Self.check(
+                [
+                    ("/v1/presence/events?jid=a%20b@x", [], 400),
+                    ("/v1/presence/events?jid=a@x&jid=b@x&jid=c@x", [], 400),
+                    ("/v1/presence/events?snapshot=sometimes", [], 400),
+                ], port: ports.http)
+            for target in ["/v1/presence/events?jid=a@x", "/v1/presence/events"] {
+                let (headOnLoop, headRouted) = try await Self.bothWays(target, method: "HEAD", port: ports.http)
+                #expect(headOnLoop == headRouted && headOnLoop.status == 200, "HEAD \(target)")
+                #expect(headOnLoop.headers["content-type"] == "text/event-stream; charset=utf-8")
+            }
+            // The method rules and paths the API does not serve.
+            for (method, target, status) in [
+                ("OPTIONS", "/v1/presence/a@x", 204), ("OPTIONS", "/v1/presence/events", 204),
+                ("DELETE", "/v1/presence/a@x", 405), ("POST", "/v1/presence/events", 405), ("PUT", "/v1/stats", 405),
+                ("GET", "/v2/presence", 404), ("DELETE", "/nowhere", 404), ("GET", "/v1/presence/", 404),
+            ] {
+                let (eventLoop, router) = try await Self.bothWays(target, method: method, port: ports.http)
+                #expect(eventLoop == router, "\(method) \(target)")
+                #expect(eventLoop.status == status, "\(method) \(target): \(eventLoop)")
+            }
         }
     }
 

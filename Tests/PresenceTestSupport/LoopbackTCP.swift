@@ -70,3 +70,21 @@ package enum LoopbackTCP {
         }
     }
 }
+
+extension LoopbackTCP {
+    /// Sends `request` (one or more HTTP/1.1 requests, the last with `Connection: close`) and returns everything the
+    /// server wrote until it closed the connection.
+    package static func exchange(_ request: String, port: Int) throws -> String {
+        let descriptor = try connect(port: port)
+        defer { close(descriptor) }
+        try Array(request.utf8).withUnsafeBytes { try sendAll(descriptor, $0) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += buffer[..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+}

@@ -85,13 +85,8 @@ public struct APIAccess: Sendable, CustomStringConvertible, CustomReflectable {
         case denied
     }
 
-    /// Decides on a request from its path and its `Authorization` and `Cookie` header values.
-    public func decide(path: Substring, authorization: [Substring], cookies: [Substring]) -> Decision {
-        guard requiresToken, !isOpen(path) else { return .open }
-        return authenticate(authorization: authorization, cookies: cookies)
-    }
-
-    /// Decides on a request for data (never open) from its `Authorization` and `Cookie` header values.
+    /// Decides on a request for data from its `Authorization` and `Cookie` header values (which paths are open without
+    /// a token is the route table's, ``ServiceRoute/isOpen(metricsOpen:)``).
     public func authenticate<Value: StringProtocol>(authorization: [Value], cookies: [Value]) -> Decision {
         guard requiresToken else { return .open }
         for value in authorization {
@@ -108,11 +103,6 @@ public struct APIAccess: Sendable, CustomStringConvertible, CustomReflectable {
             }
         }
         return .denied
-    }
-
-    /// Paths answered without a token (``ServiceRoute/isOpen(metricsOpen:)``).
-    private func isOpen(_ path: Substring) -> Bool {
-        ServiceRoute(path: path)?.isOpen(metricsOpen: metricsOpen) == true
     }
 
     /// The name of the token `candidate` is, comparing it with every token in constant time.

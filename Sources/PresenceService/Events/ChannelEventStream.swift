@@ -76,7 +76,7 @@ final class ChannelEventStream {
         }
         self.subscription = subscription
         var headers = HTTPHeaders()
-        for field in EventRoutes.streamHeaders { headers.add(name: field.name.rawName, value: field.value) }
+        for field in EventStreamAnswer.fields { headers.add(name: field.name.rawName, value: field.value) }
         headers.add(name: "Date", value: date)
         headers.add(name: "Server", value: serverName)
         for field in events.framing.headerFields { headers.add(name: field.name, value: field.value) }

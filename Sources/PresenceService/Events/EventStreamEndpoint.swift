@@ -4,12 +4,10 @@ import PresenceWire
 /// The change stream, `GET /v1/presence/events`: what a request asks for (``StreamRequest``), held to this
 /// service's limits, and the answers its events carry.
 ///
-/// Both the event-loop path that writes streams (``ChannelEventStream``, opened by ``StorageAnswerHandler``) and the
-/// router's `HEAD` call ``decide(target:)``: each rule on a stream's request exists here once. Access and readiness
-/// are ``RequestAdmission``'s; the number of open streams is the hub's (``ChangeHub/subscribe(_:resumingAfter:)``).
+/// ``FrontDoor`` calls ``decide(target:)`` for every request of the stream's route, whichever path carries it: each
+/// rule on a stream's request exists here once. Access and readiness are ``RequestAdmission``'s; the number of open
+/// streams is the hub's (``ChangeHub/subscribe(_:resumingAfter:)``).
 struct EventStreamEndpoint: Sendable {
-    static let path = "/v1/presence/events"
-
     let hub: ChangeHub
     let lookup: PresenceLookup
     /// Whether the XMPP source is live now; nil without a source.
@@ -28,19 +26,10 @@ struct EventStreamEndpoint: Sendable {
         case stream(StreamRequest)
         /// Answer this instead: the request cannot be served as written.
         case refused(ServiceAnswer)
-        /// Not the change stream: another route's.
-        case otherRoute
     }
 
-    /// Whether a request target (path and query) is the change stream's.
-    static func isStreamPath(_ target: String) -> Bool {
-        target.utf8.split(separator: UInt8(ascii: "?"), maxSplits: 1, omittingEmptySubsequences: false).first?
-            .elementsEqual(path.utf8) == true
-    }
-
-    /// Decides on a request target (path and query, as the request line has them).
+    /// Decides on a request target (path and query, as the request line has them) of the stream's route.
     func decide(target: String) -> Decision {
-        guard Self.isStreamPath(target) else { return .otherRoute }
         var form = SnapshotForm.events
         var texts: [Substring] = []
         for (name, value) in PercentEncodedTarget.queryPairs(of: target) {

@@ -1,29 +1,26 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import PresenceSource
 
-/// What every request to the router meets before the routes, in one responder rather than a chain of middleware
-/// (each link of which a change stream's task would keep the stack space of for the stream's life):
+/// The router's side of the HTTP API: the requests the event-loop path (``StorageAnswerHandler``) hands on, decided
+/// by the same ``FrontDoor/decide(_:)`` and answered by its ``FrontDoor/Decision``: a lookup that needs a probe, a
+/// resource's handler (``ResourceResponder``), and whatever a request pipelined behind those asks.
 ///
-/// 1. ``RequestAdmission``: a request it refuses gets its answer (401, or 503 `not-ready`).
-/// 2. RFC 9110's method rules for the methods no route takes (``ServiceRoutes``): `OPTIONS` of a known path is 204
-///    with `Allow`; any other method but `GET` and `HEAD` is 405 with `Allow` and an error document
-///    (`not-allowed`). An unknown path goes on to the router's 404.
-///
-/// `GET` and `HEAD` go on to the routes; the router answers `HEAD` from the `GET` route, without the body. A request
-/// that asks to close the connection (`Connection: close`) gets an answer that says so, as RFC 9112 §9.6 asks of a
-/// server that closes and as the event-loop path's answers do.
-struct FrontDoorResponder<Routes: HTTPResponder>: HTTPResponder where Routes.Context == ServiceRequestContext {
+/// `HEAD` gets the `GET`'s status and header fields without the body (RFC 9110 §9.3.2). A request that asks to close
+/// the connection (`Connection: close`) gets an answer that says so, as RFC 9112 §9.6 asks of a server that closes and
+/// as the event-loop path's answers do.
+struct FrontDoorResponder: HTTPResponder {
     typealias Context = ServiceRequestContext
 
-    let routes: Routes
-    let admission: RequestAdmission
+    let frontDoor: FrontDoor
+    let resources: ResourceResponder
 
-    // Inlined into Hummingbird's call: a change stream's task keeps the peak of its async stack for the stream's life,
-    // and this frame cost each stream 1 KiB of resident memory (EventStreamLoad, 2,000 streams).
+    // Inlined into Hummingbird's call: a task's async stack peak is what it keeps while it waits.
     @inline(__always)
     func respond(to request: Request, context: Context) async throws -> Response {
-        var response = try await answer(request, context: context)
+        var response = await answer(request, context: context)
+        if request.method == .head { response = response.createHeadResponse() }
         if Self.asksToClose(request) { response.headers[.connection] = "close" }
         return response
     }
@@ -36,24 +33,41 @@ struct FrontDoorResponder<Routes: HTTPResponder>: HTTPResponder where Routes.Con
     }
 
     @inline(__always)
-    private func answer(_ request: Request, context: Context) async throws -> Response {
-        switch admission.decide(request) {
-        case .admitted(let token):
-            if let token { context.logger.trace("request authorized", metadata: ["token": "\(token)"]) }
-        case .refused(let answer):
-            context.logger.debug(
-                "request refused", metadata: ["path": "\(request.uri.path)", "status": "\(answer.status.code)"])
-            return answer.response
-        }
-        if !ServiceRoutes.isRead(request.method), ServiceRoutes.isKnown(Substring(request.uri.path)) {
-            guard request.method != .options else {
-                return Response(status: .noContent, headers: [.allow: ServiceRoutes.allow])
+    private func answer(_ request: Request, context: Context) async -> Response {
+        switch frontDoor.decide(request) {
+        case .answer(let answer):
+            if answer.status.kind != .successful {
+                context.logger.debug(
+                    "request refused", metadata: ["path": "\(request.uri.path)", "status": "\(answer.status.code)"])
             }
-            return ServiceAnswer.error(
-                .methodNotAllowed, "not-allowed",
-                "\(request.method.rawValue) is not allowed on \(request.uri.path): use \(ServiceRoutes.allow)"
-            ).adding(.allow, ServiceRoutes.allow).response
+            return answer.response
+        case .lookup(let jids, let policy):
+            return await frontDoor.queries.answer(jids, policy: policy).response
+        case .stream:
+            // A stream's GET is always the event-loop path's (``ChannelEventStream``): what reaches here is its HEAD.
+            return EventStreamAnswer.head.response
+        case .resource(let resource):
+            return resources.respond(to: resource, request)
         }
-        return try await routes.respond(to: request, context: context)
+    }
+}
+
+extension FrontDoorResponder {
+    /// The service's responder.
+    init(
+        frontDoor: FrontDoor, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?
+    ) {
+        let (queries, events, admission) = (frontDoor.queries, frontDoor.events, frontDoor.admission)
+        // Whether tokens are needed and which limits apply are fixed for the process's life (a reload replaces the
+        // tokens, never their being required).
+        let document = OpenAPIDocument(
+            access: admission.secrets.access, maxBatchJIDs: queries.maxBatchJIDs,
+            maxJIDsPerStream: events.hub.configuration.maxJIDsPerStream)
+        self.init(
+            frontDoor: frontDoor,
+            resources: ResourceResponder(
+                storage: queries.lookup.storage, lookup: queries.lookup, hub: events.hub, statistics: statistics,
+                metrics: metrics, readiness: admission.readiness, secrets: admission.secrets, source: source,
+                document: document))
     }
 }

@@ -21,7 +21,6 @@ enum HTTPRouteLabel: String, CaseIterable, Sendable {
 
     /// The route of a request target (`/v1/presence/a%40b?policy=cache-only`), by the route table.
     init(target: String) {
-        let path = target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
-        self = ServiceRoute(path: path)?.label ?? .other
+        self = ServiceRoute(target: target)?.label ?? .other
     }
 }

@@ -42,10 +42,8 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
     typealias Value = Connection
 
     let responder: HTTPChannelHandler.Responder
-    let endpoint: QueryEndpoint
-    let events: EventStreamEndpoint
-    let admission: RequestAdmission
-    var secrets: ServiceSecrets { admission.secrets }
+    let frontDoor: FrontDoor
+    var secrets: ServiceSecrets { frontDoor.admission.secrets }
     let limits: HTTPLimits
     /// Inside TLS: requests are `https`.
     var secure: Bool { secrets.usesTLS }
@@ -77,8 +75,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
             let use = channel.eventLoop.makePromise(of: Use.self)
             do {
                 try channel.pipeline.syncOperations.addHandler(
-                    StorageAnswerHandler(
-                        endpoint: endpoint, events: events, admission: admission, serverName: serverName, use: use))
+                    StorageAnswerHandler(frontDoor: frontDoor, serverName: serverName, use: use))
             } catch {
                 use.fail(error)
                 throw error
@@ -116,13 +113,11 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with storage hits answered on the event loop (``PresenceHTTP1Channel``).
     static func presenceHTTP1(
-        endpoint: QueryEndpoint, events: EventStreamEndpoint, admission: RequestAdmission, limits: HTTPLimits,
-        serverName: String, metrics: ServiceMetrics
+        frontDoor: FrontDoor, limits: HTTPLimits, serverName: String, metrics: ServiceMetrics
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             PresenceHTTP1Channel(
-                responder: responder, endpoint: endpoint, events: events, admission: admission, limits: limits,
-                serverName: serverName, metrics: metrics)
+                responder: responder, frontDoor: frontDoor, limits: limits, serverName: serverName, metrics: metrics)
         }
     }
 }

@@ -5,10 +5,10 @@ import PresenceWire
 /// The presence query, `GET /v1/presence/{jid}` and `GET /v1/presence?jid=…`: what a request asks
 /// (``PresenceQueryTarget``), held to this service's rules, and answered.
 ///
-/// The event-loop path (``StorageAnswerHandler``) and the router (``QueryRoutes``) both call ``decide(target:)`` and
-/// write answers through ``writeStorageAnswers(_:policy:to:)`` or ``answer(_:policy:)``: each rule (the target's
-/// reading, the batch limit, the policy, the `live` flag) exists here once. A new check on queries goes in
-/// ``decide(target:)``.
+/// ``FrontDoor`` calls ``decide(_:jidSegment:)`` for every query; the event-loop path (``StorageAnswerHandler``) writes
+/// the answers through ``writeStorageAnswers(_:policy:to:)``, the router (``FrontDoorResponder``) through
+/// ``answer(_:policy:)`` when one needs a probe: each rule (the target's reading, the batch limit, the policy, the
+/// `live` flag) exists here once. A new check on queries goes in ``decide(_:jidSegment:)``.
 struct QueryEndpoint: Sendable {
     let lookup: PresenceLookup
     /// Whether the XMPP source is live now; nil without a source.
@@ -21,15 +21,13 @@ struct QueryEndpoint: Sendable {
         case lookup(jids: [BareJID], policy: LookupPolicy?)
         /// Answer this instead: the request cannot be served as written.
         case refused(ServiceAnswer)
-        /// Not a presence query: another route's.
-        case otherRoute
     }
 
-    /// Decides on a request target (path and query, as the request line has them).
-    func decide(target: String) -> Decision {
+    /// Decides on a request target (path and query, as the request line has them) whose path names the JID in
+    /// `jidSegment` (`/v1/presence/{jid}`) or none (`/v1/presence?jid=…`).
+    func decide(_ target: String, jidSegment: Substring?) -> Decision {
         let query: PresenceQueryTarget
-        switch PresenceQueryTarget.parse(target) {
-        case .otherRoute: return .otherRoute
+        switch PresenceQueryTarget.parse(pathJID: jidSegment, target: target) {
         case .malformed(let report): return .refused(.json(ErrorDocument(report), status: .badRequest))
         case .query(let parsed): query = parsed
         }
@@ -72,14 +70,5 @@ struct QueryEndpoint: Sendable {
         var writer = JSONWriter(reservingCapacity: 64 + answers.count * 320)
         QueryDocument.write(answers: answers, live: live(), to: &writer)
         return .json(writer)
-    }
-
-    /// The whole answer to a request target the router matched as a presence query.
-    func respond(to target: String) async -> ServiceAnswer {
-        switch decide(target: target) {
-        case .lookup(let jids, let policy): await answer(jids, policy: policy)
-        case .refused(let answer): answer
-        case .otherRoute: .error(.notFound, "not-found", "no such resource")
-        }
     }
 }

@@ -1,14 +1,127 @@
-/// The HTTP API's routes, in one table: what a path is, which label its requests are timed under, and whether it
-/// is answered without a token. ``ServiceRoutes`` (the method rules), ``HTTPRouteLabel`` (the metrics) and
-/// ``APIAccess`` (the open paths) all read a path through ``init(path:)``, and a test holds ``template`` against the
-/// OpenAPI document's `paths`.
-enum ServiceRoute: CaseIterable, Sendable {
+/// The HTTP API's routes, in one table: what a path is, which label its requests are timed under, whether it is
+/// answered without a token or while the replica is not ready, and where a JID sits in it. ``FrontDoor`` decides
+/// every request by it, ``HTTPRouteLabel`` (the metrics) and ``APIAccess`` (the open paths) read it, the router's
+/// handlers are one per ``ServiceResource``, and a test holds ``template`` against the OpenAPI document's `paths`.
+enum ServiceRoute: Hashable, Sendable {
     /// `/v1/presence/{jid}`.
     case presence
     /// `/v1/presence?jid=…`.
     case presenceBatch
     /// `/v1/presence/events`, the change stream.
     case events
+    /// A resource the router's handler answers.
+    case resource(ServiceResource)
+
+    /// Every route, as the OpenAPI document lists them.
+    static let allCases: [ServiceRoute] =
+        [.presence, .presenceBatch, .events] + ServiceResource.allCases.map { .resource($0) }
+
+    /// The path as the OpenAPI document writes it.
+    var template: String {
+        switch self {
+        case .presence: "/v1/presence/{jid}"
+        case .presenceBatch: "/v1/presence"
+        case .events: "/v1/presence/events"
+        case .resource(let resource): resource.template
+        }
+    }
+
+    /// The route of a request target (path and query, as the request line has it); nil for a path the API does not
+    /// serve.
+    init?(target: String) {
+        var target = target
+        guard let route = target.withUTF8({ ServiceRoute(path: Self.path(of: $0)) }) else { return nil }
+        self = route
+    }
+
+    /// The route `path` (without its query) is; nil for a path the API does not serve. Read as bytes: it runs for
+    /// every request, twice (the timing and the decision).
+    init?(path: Substring) {
+        var path = path
+        guard let route = path.withUTF8({ ServiceRoute(path: $0) }) else { return nil }
+        self = route
+    }
+
+    /// The part of `target` before its query.
+    static func path(of target: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)])
+    }
+
+    init?(path: UnsafeBufferPointer<UInt8>) {
+        if path.starts(with: Self.presencePrefix.utf8) {
+            let rest = path[Self.presencePrefix.utf8.count...]
+            if rest.isEmpty {
+                self = .presenceBatch
+                return
+            }
+            let segment = rest.dropFirst()
+            guard rest.first == UInt8(ascii: "/"), !segment.isEmpty else { return nil }
+            guard let slash = segment.firstIndex(of: UInt8(ascii: "/")) else {
+                self = segment.elementsEqual("events".utf8) ? .events : .presence
+                return
+            }
+            guard slash != segment.startIndex, segment[(slash + 1)...].elementsEqual("badge.svg".utf8) else {
+                return nil
+            }
+            self = .resource(.badge)
+            return
+        }
+        guard let resource = ServiceResource.allCases.first(where: { $0.fixedPath?.utf8.elementsEqual(path) == true })
+        else { return nil }
+        self = .resource(resource)
+    }
+
+    private static let presencePrefix = "/v1/presence"
+
+    /// The JID's segment of `path` (still percent-encoded) for the routes that name one person in their path.
+    func jidSegment(in path: Substring) -> Substring? {
+        switch self {
+        case .presence: path.dropFirst(Self.presencePrefix.count + 1)
+        case .resource(.badge): path.dropFirst(Self.presencePrefix.count + 1).dropLast("/badge.svg".count)
+        default: nil
+        }
+    }
+
+    /// Answered without a token: the health checks, the document, the page's own files (no data), and the
+    /// metrics when `metricsOpen`.
+    func isOpen(metricsOpen: Bool) -> Bool {
+        switch self {
+        case .resource(.healthz), .resource(.readyz), .resource(.openapi), .resource(.page),
+            .resource(.pageScript), .resource(.pageStyle):
+            true
+        case .resource(.metrics): metricsOpen
+        case .presence, .presenceBatch, .events, .resource(.badge), .resource(.stats): false
+        }
+    }
+
+    /// Presence itself: refused while the replica is not ready and configured to refuse
+    /// (``ReadinessConfiguration/whenNotReady``).
+    var readsPresence: Bool {
+        switch self {
+        case .presence, .presenceBatch, .events, .resource(.badge): true
+        case .resource: false
+        }
+    }
+
+    /// The `route` label of its requests' durations.
+    var label: HTTPRouteLabel {
+        switch self {
+        case .presence: .presence
+        case .presenceBatch: .presenceBatch
+        case .events: .events
+        case .resource(.badge): .badge
+        case .resource(.stats): .stats
+        case .resource(.metrics): .metrics
+        case .resource(.healthz), .resource(.readyz): .health
+        case .resource(.openapi): .openapi
+        case .resource(.page), .resource(.pageScript), .resource(.pageStyle): .people
+        }
+    }
+}
+
+/// The routes the router's handlers answer (``ResourceResponder``): everything but the presence queries and the
+/// change stream, which ``FrontDoor`` decides whole.
+enum ServiceResource: CaseIterable, Sendable {
     /// `/v1/presence/{jid}/badge.svg`.
     case badge
     case stats
@@ -22,12 +135,12 @@ enum ServiceRoute: CaseIterable, Sendable {
     case pageStyle
 
     /// The path as the OpenAPI document writes it.
-    var template: String {
+    var template: String { fixedPath ?? "/v1/presence/{jid}/badge.svg" }
+
+    /// The path, for the resources that have one path.
+    var fixedPath: String? {
         switch self {
-        case .presence: "/v1/presence/{jid}"
-        case .presenceBatch: "/v1/presence"
-        case .events: "/v1/presence/events"
-        case .badge: "/v1/presence/{jid}/badge.svg"
+        case .badge: nil
         case .stats: "/v1/stats"
         case .metrics: "/metrics"
         case .healthz: "/healthz"
@@ -36,64 +149,6 @@ enum ServiceRoute: CaseIterable, Sendable {
         case .page: "/"
         case .pageScript: "/people.js"
         case .pageStyle: "/people.css"
-        }
-    }
-
-    /// The route `path` (without its query) is; nil for a path the API does not serve. The presence paths, the
-    /// hot ones, are told first and without copying.
-    init?(path: Substring) {
-        let presence = "/v1/presence"
-        if path.hasPrefix(presence) {
-            let rest = path.dropFirst(presence.count)
-            if rest.isEmpty {
-                self = .presenceBatch
-                return
-            }
-            let segment = rest.dropFirst()
-            guard rest.first == "/", !segment.isEmpty else { return nil }
-            guard let slash = segment.firstIndex(of: "/") else {
-                self = segment == "events" ? .events : .presence
-                return
-            }
-            guard slash != segment.startIndex, segment[segment.index(after: slash)...] == "badge.svg" else { return nil }
-            self = .badge
-            return
-        }
-        switch path {
-        case "/v1/stats": self = .stats
-        case "/metrics": self = .metrics
-        case "/healthz": self = .healthz
-        case "/readyz": self = .readyz
-        case "/openapi.yaml": self = .openapi
-        case "/": self = .page
-        case "/people.js": self = .pageScript
-        case "/people.css": self = .pageStyle
-        default: return nil
-        }
-    }
-
-    /// Answered without a token: the health checks, the document, the page's own files (no data), and the
-    /// metrics when `metricsOpen`.
-    func isOpen(metricsOpen: Bool) -> Bool {
-        switch self {
-        case .healthz, .readyz, .openapi, .page, .pageScript, .pageStyle: true
-        case .metrics: metricsOpen
-        case .presence, .presenceBatch, .events, .badge, .stats: false
-        }
-    }
-
-    /// The `route` label of its requests' durations.
-    var label: HTTPRouteLabel {
-        switch self {
-        case .presence: .presence
-        case .presenceBatch: .presenceBatch
-        case .events: .events
-        case .badge: .badge
-        case .stats: .stats
-        case .metrics: .metrics
-        case .healthz, .readyz: .health
-        case .openapi: .openapi
-        case .page, .pageScript, .pageStyle: .people
         }
     }
 }

@@ -12,10 +12,10 @@ import Musl
 import Darwin
 #endif
 
-/// Answers presence queries on the connection's event loop, before Hummingbird's request handling, when no await
-/// is needed: a storage hit, or a request refused as written. It also opens change streams
-/// (`GET /v1/presence/events`), which are written on the event loop from then on (``ChannelEventStream``): the
-/// connection carries nothing else afterwards. Every other request passes to the router untouched (see
+/// Answers requests on the connection's event loop, before Hummingbird's request handling, when no await is needed:
+/// a storage hit, a refusal, a method's rule. It also opens change streams (`GET /v1/presence/events`), which are
+/// written on the event loop from then on (``ChannelEventStream``): the connection carries nothing else afterwards.
+/// Every other request (a resource's handler, a lookup that probes) passes to the router untouched (see
 /// ``PresenceHTTP1Channel``).
 ///
 /// Measured on this project's machine (Documentation/Benchmarks.md): Hummingbird's per-request path (an async task, the
@@ -23,9 +23,9 @@ import Darwin
 /// nginx serves a static file at about 50,000 on the same two cores. A presence lookup that hits the storage
 /// needs none of that: it is a hash lookup and a few hundred bytes of JSON.
 ///
-/// This handler decides nothing of its own: ``RequestAdmission`` (tokens, readiness) and ``QueryEndpoint`` (the
-/// target, the batch limit, the policy, the answer document) are the ones the router calls too, so a request gets
-/// the same status, header fields and body on either path (`QueryPathEquivalenceTests` holds them to that).
+/// This handler decides nothing of its own: it acts on ``FrontDoor/decide(_:)``, the decision the router acts on
+/// too, so a request gets the same status, header fields and body on either path (`QueryPathEquivalenceTests` holds
+/// them to that).
 ///
 /// HTTP/1.1 pipelining keeps its order: while a request handed to the router has not had its response written, the
 /// next ones are handed on as well.
@@ -35,13 +35,12 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let endpoint: QueryEndpoint
-    private let events: EventStreamEndpoint
-    private let admission: RequestAdmission
+    private let frontDoor: FrontDoor
     private let serverName: String
-    /// A change stream's request being read, or waiting for the responses routed before it to end, and whether
-    /// anything the client sent after it was dropped.
-    private var streamRequest: (head: HTTPRequestHead, ended: Bool, dropped: Bool)?
+    /// A change stream's request being read, or waiting for the responses routed before it to end, what it asks,
+    /// and whether anything the client sent after it was dropped.
+    private var streamRequest:
+        (head: HTTPRequestHead, asked: EventStreamEndpoint.StreamRequest, ended: Bool, dropped: Bool)?
     /// The change stream this connection carries; nothing is read from the connection once it is open.
     private var stream: ChannelEventStream?
     /// Requests handed to the router whose response has not ended yet.
@@ -66,13 +65,8 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case told(PresenceHTTP1Channel.Use)
     }
 
-    init(
-        endpoint: QueryEndpoint, events: EventStreamEndpoint, admission: RequestAdmission, serverName: String,
-        use: EventLoopPromise<PresenceHTTP1Channel.Use>
-    ) {
-        self.endpoint = endpoint
-        self.events = events
-        self.admission = admission
+    init(frontDoor: FrontDoor, serverName: String, use: EventLoopPromise<PresenceHTTP1Channel.Use>) {
+        self.frontDoor = frontDoor
         self.serverName = serverName
         self.use = .pending(use)
     }
@@ -93,12 +87,15 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         let part = unwrapInboundIn(data)
         switch part {
-        case .head(let request) where request.method == .GET && EventStreamEndpoint.isStreamPath(request.uri):
-            streamRequest = (request, false, false)
-            routingCurrent = false
         case .head(let request):
+            let decision = frontDoor.decide(request)
+            if case .stream(let asked) = decision, request.method == .GET {
+                streamRequest = (request, asked, false, false)
+                routingCurrent = false
+                return
+            }
             tell(.requests)
-            if routed == 0, let answer = answer(request, allocator: context.channel.allocator) {
+            if routed == 0, let answer = answer(decision, to: request, allocator: context.channel.allocator) {
                 pending = (request, answer)
                 routingCurrent = false
             } else {
@@ -160,36 +157,24 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// Opens the change stream whose request was read, or answers why not: the same admission as every request,
-    /// then the stream endpoint's rules and the hub's limit.
+    /// Opens the change stream whose request was read, or answers why not: the hub's limit is reached.
     private func openStream(context: ChannelHandlerContext) {
-        guard let (head, _, dropped) = streamRequest else { return }
+        guard let (head, asked, _, dropped) = streamRequest else { return }
         streamRequest = nil
         // Told after the stream opened, or as requests when it did not: the connection then takes more.
         defer { tell(stream == nil ? .requests : .changeStream) }
         // The client may have gone while the routed responses before it were written.
         guard context.channel.isActive else { return }
+        // Held before it opens: opening writes, a write can find the connection closed, and the close
+        // (`channelInactive`) must reach the stream to let its subscription go.
+        let opened = ChannelEventStream(context: context, endpoint: frontDoor.events, version: head.version)
+        stream = opened
+        guard !opened.open(asked, request: head, date: date.now(), serverName: serverName) else { return }
+        stream = nil
         var request = head
-        // Requests that came after it were dropped: a refusal closes the connection, so the client knows.
+        // Requests that came after it were dropped: the refusal closes the connection, so the client knows.
         if dropped { request.headers.replaceOrAdd(name: "Connection", value: "close") }
-        if case .refused(let answer) = admission.decide(request) {
-            return respond(context: context, to: request, with: answer)
-        }
-        switch events.decide(target: request.uri) {
-        case .refused(let answer):
-            respond(context: context, to: request, with: answer)
-        case .otherRoute:
-            respond(context: context, to: request, with: .error(.notFound, "not-found", "no such resource"))
-        case .stream(let asked):
-            // Held before it opens: opening writes, a write can find the connection closed, and the close
-            // (`channelInactive`) must reach the stream to let its subscription go.
-            let opened = ChannelEventStream(context: context, endpoint: events, version: request.version)
-            stream = opened
-            if !opened.open(asked, request: request, date: date.now(), serverName: serverName) {
-                stream = nil
-                respond(context: context, to: request, with: events.tooManyStreams)
-            }
-        }
+        respond(context: context, to: request, with: frontDoor.events.tooManyStreams)
     }
 
     private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead, with answer: ServiceAnswer) {
@@ -219,22 +204,22 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
-    /// The answer to `request`, or nil when the router should handle it (another route, or a lookup that probes).
-    private func answer(_ request: HTTPRequestHead, allocator: ByteBufferAllocator) -> ServiceAnswer? {
-        guard request.method == .GET || request.method == .HEAD else { return nil }
-        let decision = endpoint.decide(target: request.uri)
-        if case .otherRoute = decision { return nil }
-        if case .refused(let answer) = admission.decide(request) { return answer }
+    /// The answer to `request` as decided, or nil when the router should give it (a resource's handler, or a lookup
+    /// that probes).
+    private func answer(
+        _ decision: FrontDoor.Decision, to request: HTTPRequestHead, allocator: ByteBufferAllocator
+    ) -> ServiceAnswer? {
         switch decision {
-        case .otherRoute: return nil
-        case .refused(let answer): return answer
+        case .answer(let answer): return answer
+        case .resource: return nil
+        case .stream: return EventStreamAnswer.head
         case .lookup(let jids, let policy):
             if json.reservedCapacity > StorageAnswerHandler.retainedJSONCapacity {
                 json = JSONWriter(reservingCapacity: 0)
             } else {
                 json.removeAll()
             }
-            guard endpoint.writeStorageAnswers(jids, policy: policy, to: &json) else { return nil }
+            guard frontDoor.queries.writeStorageAnswers(jids, policy: policy, to: &json) else { return nil }
             return ServiceAnswer(
                 status: .ok, fields: ServiceAnswer.jsonFields,
                 body: json.withUnsafeBytes { allocator.buffer(bytes: $0) })

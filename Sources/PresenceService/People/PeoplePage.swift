@@ -6,35 +6,26 @@ import NIOCore
 /// and attendance, grouped by domain (or the department a JID's domain names), fed by the change stream; and a
 /// storage panel. Three static files (`people.html`, `people.js`, `people.css` beside this one) compiled into the
 /// binary: no CDN, no build step, nothing to install.
-enum PeoplePage {
-    private struct File {
-        let bytes: [UInt8]
-        let contentType: String
-        let tag: String
+struct PeoplePage: Sendable {
+    private let bytes: [UInt8]
+    private let contentType: String
+    private let tag: String
 
-        init(_ bytes: [UInt8], _ contentType: String) {
-            self.bytes = bytes
-            self.contentType = contentType
-            tag = EntityTag.of(bytes)
-        }
+    private init(_ bytes: [UInt8], _ contentType: String) {
+        self.bytes = bytes
+        self.contentType = contentType
+        tag = EntityTag.of(bytes)
     }
 
-    private static let files: [String: File] = [
-        "/": File(PackageResources.people_html, "text/html; charset=utf-8"),
-        "/people.js": File(PackageResources.people_js, "text/javascript; charset=utf-8"),
-        "/people.css": File(PackageResources.people_css, "text/css; charset=utf-8"),
-    ]
+    static let page = PeoplePage(PackageResources.people_html, "text/html; charset=utf-8")
+    static let script = PeoplePage(PackageResources.people_js, "text/javascript; charset=utf-8")
+    static let style = PeoplePage(PackageResources.people_css, "text/css; charset=utf-8")
 
-    static func add(to router: Router<ServiceRequestContext>) {
-        for (path, file) in files {
-            router.get(RouterPath(path)) { request, _ -> Response in
-                var headers: HTTPFields = [.cacheControl: "no-cache", .eTag: file.tag]
-                if EntityTag.isFresh(request, tag: file.tag) {
-                    return Response(status: .notModified, headers: headers)
-                }
-                headers[.contentType] = file.contentType
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
-            }
-        }
+    /// The file, or 304 when the client's copy is this one.
+    func answer(_ request: Request) -> Response {
+        var headers: HTTPFields = [.cacheControl: "no-cache", .eTag: tag]
+        if EntityTag.isFresh(request, tag: tag) { return Response(status: .notModified, headers: headers) }
+        headers[.contentType] = contentType
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }
