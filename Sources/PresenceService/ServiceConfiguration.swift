@@ -45,11 +45,13 @@ public struct ServiceConfiguration: Sendable {
     public static let defaultMaxConnections = 1024
     /// One applying thread per core.
     public static var defaultApplyThreads: Int { ApplyPool.defaultThreadCount }
-    /// One event loop per two cores, at least one. A change is written by every loop that holds a stream watching
-    /// it, and each such loop is a thread woken for it: on two cores, one loop delivered a change stream's event
-    /// for a fifth less CPU than two and answered as many queries (Documentation/Benchmarks.md, CPU per delivered
-    /// event). Big reads from feeders are parsed on Swift's global pool and applied by ``applyThreads``.
-    public static var defaultEventLoops: Int { max(1, ApplyPool.defaultThreadCount / 2) }
+    /// One event loop per core. A replica answers queries while it writes change streams and feeders feed it: on
+    /// two cores, two loops answered a third more queries than one beside 200 streams and 2,000 changes a second,
+    /// with every event delivered as fast (Documentation/Benchmarks.md, the mixed workload). One loop writes a stream's
+    /// event for less CPU (each loop holding a watcher's stream is a thread woken for the change), which a replica
+    /// that only streams can take with `--event-loops`. Big reads from feeders are parsed on Swift's global pool and
+    /// applied by ``applyThreads``.
+    public static var defaultEventLoops: Int { ApplyPool.defaultThreadCount }
     public static let defaultIdleTimeout: Duration = .seconds(300)
     public static let defaultPressureInterval: Duration = .seconds(1)
 

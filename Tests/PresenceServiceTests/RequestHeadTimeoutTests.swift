@@ -11,58 +11,62 @@ import Testing
 struct RequestHeadTimeoutTests {
     private static let timeout = Duration.milliseconds(600)
 
-    /// A connected channel with the handler, as the service's pipeline has it right after HTTP decoding.
-    private static func connection() throws -> EmbeddedChannel {
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: timeout))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 8080)).wait()
-        return channel
+    /// A connection's deadline on a loop whose clock the test moves, told as the service's handler tells it.
+    private final class Connection {
+        let loop = EmbeddedEventLoop()
+        let deadline: RequestHeadDeadline
+        var isActive = true
+
+        init() {
+            deadline = RequestHeadDeadline(timeout: RequestHeadTimeoutTests.timeout, eventLoop: loop)
+            deadline.start { [unowned self] in self.isActive = false }
+        }
+
+        func advanceTime(by amount: TimeAmount) { loop.advanceTime(by: amount) }
     }
 
-    private static let head = HTTPServerRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
-
     @Test func aConnectionWithoutAWholeHeadIsClosedAtTheDeadlineNotOneTickBefore() throws {
-        let channel = try Self.connection()
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(599))
-        #expect(channel.isActive)
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
-        #expect(!channel.isActive, "closed at 600 ms")
+        let connection = Connection()
+        connection.advanceTime(by: .milliseconds(599))
+        #expect(connection.isActive)
+        connection.advanceTime(by: .milliseconds(1))
+        #expect(!connection.isActive, "closed at 600 ms")
     }
 
     @Test func aRequestBeingAnsweredIsNeverTimedOutAndTheNextHeadHasTheWholeTimeoutFromTheAnswersEnd() throws {
-        let channel = try Self.connection()
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(500))
-        try channel.writeInbound(Self.head)
+        let connection = Connection()
+        connection.advanceTime(by: .milliseconds(500))
+        connection.deadline.headArrived()
         // Answering takes as long as it takes (a change stream runs for hours).
-        channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
-        #expect(channel.isActive, "silent while the request is answered")
-        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(599))
-        #expect(channel.isActive, "the kept-alive connection's next head has 600 ms from the answer's end")
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
-        #expect(!channel.isActive)
+        connection.advanceTime(by: .seconds(3_600))
+        #expect(connection.isActive, "silent while the request is answered")
+        connection.deadline.answerEnded()
+        connection.advanceTime(by: .milliseconds(599))
+        #expect(connection.isActive, "the kept-alive connection's next head has 600 ms from the answer's end")
+        connection.advanceTime(by: .milliseconds(1))
+        #expect(!connection.isActive)
     }
 
     @Test func aTimerThatFiresMidWaitIsSetAgainForTheRestOfIt() throws {
-        let channel = try Self.connection()
+        let connection = Connection()
         // The connection's first timer is due at 600 ms; the request at 100 ms and its answer's end at 300 ms
         // start the next wait at 300 ms, so the timer finds 300 ms of it left and waits those.
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
-        try channel.writeInbound(Self.head)
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(200))
-        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(599))
-        #expect(channel.isActive, "899 ms: 599 ms into the second wait")
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
-        #expect(!channel.isActive, "900 ms: 600 ms after the answer's end")
+        connection.advanceTime(by: .milliseconds(100))
+        connection.deadline.headArrived()
+        connection.advanceTime(by: .milliseconds(200))
+        connection.deadline.answerEnded()
+        connection.advanceTime(by: .milliseconds(599))
+        #expect(connection.isActive, "899 ms: 599 ms into the second wait")
+        connection.advanceTime(by: .milliseconds(1))
+        #expect(!connection.isActive, "900 ms: 600 ms after the answer's end")
     }
 
     @Test func aHeadThatArrivesJustInTimeKeepsTheConnection() throws {
-        let channel = try Self.connection()
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(599))
-        try channel.writeInbound(Self.head)
-        channel.embeddedEventLoop.advanceTime(by: .seconds(10))
-        #expect(channel.isActive)
-        _ = try channel.finish(acceptAlreadyClosed: true)
+        let connection = Connection()
+        connection.advanceTime(by: .milliseconds(599))
+        connection.deadline.headArrived()
+        connection.advanceTime(by: .seconds(10))
+        #expect(connection.isActive)
+        connection.deadline.stop()
     }
 }

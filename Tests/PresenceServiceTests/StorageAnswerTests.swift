@@ -158,8 +158,8 @@ struct StorageAnswerTests {
 
     /// A target read as the front door reads it: by the route table, then as a query; nil for another route.
     private func parse(_ target: String) -> PresenceQueryTarget.Parsed? {
-        guard let route = ServiceRoute(target: target), route == .presence || route == .presenceBatch else { return nil }
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        guard let route = ServiceRoute(path: path), route == .presence || route == .presenceBatch else { return nil }
         return PresenceQueryTarget.parse(pathJID: route.jidSegment(in: path), target: target)
     }
 

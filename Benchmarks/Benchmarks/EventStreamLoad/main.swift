@@ -4,6 +4,7 @@
 //   swift build -c release --product presence
 //   swift run -c release --package-path Benchmarks EventStreamLoad [streams] [jidsPerStream] [changes/s] [seconds] [most streams]
 //   swift run -c release --package-path Benchmarks EventStreamLoad --versus-nchan [--nchan-workers=N] [--rounds=N] [streams] [jidsPerStream] [changes/s] [seconds]
+//   swift run -c release --package-path Benchmarks EventStreamLoad --mixed [--rounds=N] [streams] [jidsPerStream] [changes/s] [seconds]
 //
 // 1. Change-to-delivery latency: each change's status text carries the monotonic time it was sent; each event
 //    received is timed against the time in the status it delivers (coalescing delivers the latest one). The
@@ -19,6 +20,12 @@
 // from one round to the next (service first, then nchan first, ...): a machine whose speed drifts during the run
 // weighs on both, and the ratio is given per round and as the median of the rounds.
 //
+// With `--mixed`, the workload a replica carries: step 1 with `wrk -t2 -c50` asking one person's presence
+// (`GET /v1/presence/{jid}`) flat out for the whole window, beside the streams and the feeder, once with one event
+// loop (`--event-loops 1`) and once with two, the order swapped from round to round. It reports the queries answered
+// and their latency with the events delivered and theirs, so that a default is chosen on the mix, never on one
+// workload alone. Needs wrk (Debian: `wrk`).
+//
 // The streams are read by one SwiftNIO event loop in this process; each server is another process, as deployed.
 import Foundation
 import LoadSupport
@@ -28,6 +35,7 @@ import Synchronization
 
 let flags = Array(CommandLine.arguments.dropFirst())
 let versusNchan = flags.contains("--versus-nchan")
+let mixed = flags.contains("--mixed")
 let nchanWorkers = flags.first { $0.hasPrefix("--nchan-workers=") }.flatMap { Int($0.dropFirst(16)) } ?? 1
 let rounds = max(1, flags.first { $0.hasPrefix("--rounds=") }.flatMap { Int($0.dropFirst(9)) } ?? 3)
 let arguments = flags.compactMap { Int($0) }
@@ -36,14 +44,8 @@ let jidsPerStream = arguments.dropFirst().first ?? 50
 let changeRate = arguments.dropFirst(2).first ?? 5000
 let windowSeconds = arguments.dropFirst(3).first ?? 10
 // Never fewer than the measured streams: a stream count over the default needs no fifth argument.
-let mostStreams = versusNchan ? streamCount : max(streamCount, arguments.dropFirst(4).first ?? 10_000)
+let mostStreams = versusNchan || mixed ? streamCount : max(streamCount, arguments.dropFirst(4).first ?? 10_000)
 let users = 10_000
-
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
 
 func jid(_ index: Int) -> String { "user\(index)@load.example.com" }
 
@@ -64,17 +66,22 @@ struct PushServer: Sendable {
     let cpuSeconds: @Sendable () -> Double
     let residentBytes: @Sendable () -> Int
     let stop: @Sendable () -> Void
+    /// A query of one person's presence, for `--mixed`.
+    var queryPath: String? = nil
 }
 
-func presenceServer() throws -> PushServer {
-    let service = try ServiceProcess(arguments: ["--events-max-streams", String(mostStreams + 10)])
-    report("presence serve (pid \(service.processIdentifier)) on feed \(service.feedPort), http \(service.httpPort)")
+/// `presence serve` with its defaults, or with `loops` event loops.
+func presenceServer(loops: Int? = nil) throws -> PushServer {
+    let service = try ServiceProcess(
+        arguments: ["--events-max-streams", String(mostStreams + 10)] + (loops.map { ["--event-loops", "\($0)"] } ?? []))
+    let name = loops.map { "presence serve, \($0) loop\($0 == 1 ? "" : "s")" } ?? "presence serve"
+    report("\(name) (pid \(service.processIdentifier)) on feed \(service.feedPort), http \(service.httpPort)")
     return PushServer(
-        name: "presence serve", httpPort: service.httpPort, publishPort: service.feedPort,
+        name: name, httpPort: service.httpPort, publishPort: service.feedPort,
         streamPath: { "/v1/presence/events?" + $0.map { "jid=" + $0 }.joined(separator: "&") },
         publication: { "<presence from='\($0)/desk'><status>\($1)</status></presence>" },
         answersPublications: false, cpuSeconds: service.cpuSeconds, residentBytes: service.residentBytes,
-        stop: { service.stop() })
+        stop: { service.stop() }, queryPath: "/v1/presence/\(jid(0))")
 }
 
 func nchanServer() throws -> PushServer {
@@ -134,93 +141,7 @@ func publishEveryone(to server: PushServer) throws {
     publisher.close()
 }
 
-// MARK: Stream readers on one event loop
-
-/// What the readers of one server's streams have seen.
-final class Latencies: Sendable {
-    let samples = Mutex<[UInt64]>([])
-    let events = Atomic<Int>(0)
-    let snapshotsDone = Atomic<Int>(0)
-    /// Whether the measured window is on: change-to-delivery times are kept only then.
-    let recording = Atomic<Bool>(false)
-}
-
-/// Reads one event stream: counts events, and times each delivered `t=<ns>` status against now. Scans the bytes
-/// as they arrive without copying them (the reader must cost far less than the service it measures); the last
-/// bytes of a read are carried over so that a marker split between two reads is still found.
-final class StreamReader: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    private static let event = Array("event: presence".utf8)
-    private static let marker = Array("\"status\":\"t=".utf8)
-    private var carry: [UInt8] = []
-    private var snapshotLeft: Int
-    private let latencies: Latencies
-
-    init(snapshot: Int, into latencies: Latencies) {
-        snapshotLeft = snapshot
-        self.latencies = latencies
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let buffer = unwrapInboundIn(data)
-        let now = monotonicNanoseconds()
-        var events = 0
-        var found: [UInt64] = []
-        func scan(_ bytes: UnsafeRawBufferPointer) -> Int {
-            var index = 0
-            var consumed = 0
-            let count = bytes.count
-            while index < count {
-                let byte = bytes[index]
-                if byte == 101, Self.matches(Self.event, in: bytes, at: index) {  // "e"
-                    events += 1
-                    index += Self.event.count
-                    consumed = index
-                    continue
-                }
-                if byte == 34, Self.matches(Self.marker, in: bytes, at: index) {  // "\""
-                    var position = index + Self.marker.count
-                    var value: UInt64 = 0
-                    while position < count, bytes[position] >= 48, bytes[position] <= 57 {
-                        value = value * 10 + UInt64(bytes[position] - 48)
-                        position += 1
-                    }
-                    if position == count { break }  // the number continues in the next read
-                    if value > 0 && value <= now { found.append(now - value) }
-                    index = position
-                    consumed = index
-                    continue
-                }
-                index += 1
-            }
-            return max(consumed, count - 64)
-        }
-        if carry.isEmpty {
-            let consumed = buffer.withUnsafeReadableBytes { scan($0) }
-            buffer.withUnsafeReadableBytes { carry = Array($0[consumed...]) }
-        } else {
-            var joined = carry
-            buffer.withUnsafeReadableBytes { joined += $0 }
-            let consumed = joined.withUnsafeBytes { scan($0) }
-            carry = Array(joined[consumed...])
-        }
-        if snapshotLeft > 0 {
-            snapshotLeft -= events
-            if snapshotLeft <= 0 { latencies.snapshotsDone.add(1, ordering: .relaxed) }
-            return
-        }
-        latencies.events.add(events, ordering: .relaxed)
-        if latencies.recording.load(ordering: .relaxed), !found.isEmpty {
-            latencies.samples.withLock { $0 += found }
-        }
-    }
-
-    private static func matches(_ pattern: [UInt8], in bytes: UnsafeRawBufferPointer, at index: Int) -> Bool {
-        guard index + pattern.count <= bytes.count else { return false }
-        for offset in 0 ..< pattern.count where bytes[index + offset] != pattern[offset] { return false }
-        return true
-    }
-}
+// MARK: Stream readers on one event loop (`EventStreamReader` in LoadSupport)
 
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
@@ -259,6 +180,8 @@ struct Measurement {
     let windowSeconds: Double
     let samples: [UInt64]
     let residentPerStream: Double
+    /// What wrk got in the window, with `--mixed`.
+    let queries: WrkRun.Result?
 
     var cpuMicrosecondsPerEvent: Double { cpuSeconds * 1e6 / (eventsPerSecond * windowSeconds) }
     var cpuShare: Double { cpuSeconds / windowSeconds }
@@ -322,7 +245,11 @@ func measureDelivery(
     let sentBefore = sentChanges.load(ordering: .relaxed)
     let cpuBefore = server.cpuSeconds()
     let start = ContinuousClock.now
+    let asking = try server.queryPath.flatMap { path in
+        mixed ? try WrkRun(url: "http://127.0.0.1:\(server.httpPort)\(path)", seconds: windowSeconds) : nil
+    }
     try await Task.sleep(for: .seconds(windowSeconds))
+    let queries = asking?.result()
     let cpuAfter = server.cpuSeconds()
     latencies.recording.store(false, ordering: .relaxed)
     let window = seconds(ContinuousClock.now - start)
@@ -335,7 +262,13 @@ func measureDelivery(
         changesPerSecond: Double(sentChanges.load(ordering: .relaxed) - sentBefore) / window,
         eventsPerSecond: Double(eventsAfter - eventsBefore) / window, cpuSeconds: cpuAfter - cpuBefore,
         windowSeconds: window, samples: latencies.samples.withLock { $0 }.sorted(),
-        residentPerStream: Double(residentOpen - residentBefore) / Double(streamCount))
+        residentPerStream: Double(residentOpen - residentBefore) / Double(streamCount), queries: queries)
+    if let queries {
+        report(
+            String(
+                format: "%@: queries answered %.0f/s, p50 %.2f ms, p99 %.2f ms (wrk -t2 -c50, beside the streams)",
+                server.name, queries.requestsPerSecond, queries.p50, queries.p99))
+    }
     report(
         String(
             format: "%@: changes sent %.0f/s; events delivered %.0f/s (%d timed); change-to-delivery p50 %.2f ms, "
@@ -367,11 +300,11 @@ if versusNchan {
     var nchan: [Measurement] = []
     for round in 1 ... rounds {
         if round % 2 == 1 {
-            service.append(try await measureAfresh(presenceServer))
+            service.append(try await measureAfresh { try presenceServer() })
             nchan.append(try await measureAfresh(nchanServer))
         } else {
             nchan.append(try await measureAfresh(nchanServer))
-            service.append(try await measureAfresh(presenceServer))
+            service.append(try await measureAfresh { try presenceServer() })
         }
         let (ours, theirs) = (service[round - 1].cpuMicrosecondsPerEvent, nchan[round - 1].cpuMicrosecondsPerEvent)
         ratios.append(ours / theirs)
@@ -392,6 +325,30 @@ if versusNchan {
                 + "presence serve %@, nginx + nchan %@",
             rounds, sorted[sorted.count / 2], sorted.first ?? .nan, sorted.last ?? .nan, range(service),
             range(nchan)))
+    try await group.shutdownGracefully()
+    exit(0)
+}
+
+if mixed {
+    var byLoops: [Int: [Measurement]] = [1: [], 2: []]
+    for round in 1 ... rounds {
+        for loops in round % 2 == 1 ? [1, 2] : [2, 1] {
+            byLoops[loops]!.append(try await measureAfresh { try presenceServer(loops: loops) })
+        }
+    }
+    for loops in [1, 2] {
+        let runs = byLoops[loops]!
+        func span(_ values: [Double], _ format: String) -> String {
+            String(format: format + "-" + format, values.min() ?? .nan, values.max() ?? .nan)
+        }
+        report(
+            "\(loops) loop\(loops == 1 ? "" : "s"), \(rounds) rounds: queries "
+                + span(runs.compactMap { $0.queries?.requestsPerSecond }, "%.0f") + "/s (p99 "
+                + span(runs.compactMap { $0.queries?.p99 }, "%.2f") + " ms); events "
+                + span(runs.map(\.eventsPerSecond), "%.0f") + "/s (p99 "
+                + span(runs.map { $0.percentile(0.99) }, "%.2f") + " ms); CPU "
+                + span(runs.map { $0.cpuShare * 100 }, "%.0f") + "% of a core")
+    }
     try await group.shutdownGracefully()
     exit(0)
 }

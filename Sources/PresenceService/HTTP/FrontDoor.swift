@@ -40,7 +40,13 @@ struct FrontDoor: Sendable {
     static let options = ServiceAnswer(status: .noContent, fields: [.init(name: .allow, value: allow)], body: ByteBuffer())
 
     func decide(_ request: some FrontDoorRequest) -> Decision {
-        let route = ServiceRoute(path: request.path)
+        let path = request.path
+        return decide(request, path: path, route: ServiceRoute(path: path))
+    }
+
+    /// The decision on `request`, whose `path` is the route table's `route` (nil: a path the API does not serve),
+    /// for a caller that told them already.
+    func decide(_ request: some FrontDoorRequest, path: Substring, route: ServiceRoute?) -> Decision {
         if case .refused(let answer) = admission.decide(request, route: route) { return .answer(answer) }
         guard let route else { return .answer(Self.notFound) }
         switch request.methodKind {
@@ -49,12 +55,12 @@ struct FrontDoor: Sendable {
         case .other(let method):
             return .answer(
                 ServiceAnswer.error(
-                    .methodNotAllowed, "not-allowed", "\(method) is not allowed on \(request.path): use \(Self.allow)"
+                    .methodNotAllowed, "not-allowed", "\(method) is not allowed on \(path): use \(Self.allow)"
                 ).adding(.allow, Self.allow))
         }
         switch route {
         case .presence, .presenceBatch:
-            switch queries.decide(request.target, jidSegment: route.jidSegment(in: request.path)) {
+            switch queries.decide(request.target, jidSegment: route.jidSegment(in: path)) {
             case .lookup(let jids, let policy): return .lookup(jids: jids, policy: policy)
             case .refused(let answer): return .answer(answer)
             }

@@ -18,9 +18,4 @@ enum HTTPRouteLabel: String, CaseIterable, Sendable {
     case openapi
     /// Anything else, unknown paths included.
     case other
-
-    /// The route of a request target (`/v1/presence/a%40b?policy=cache-only`), by the route table.
-    init(target: String) {
-        self = ServiceRoute(target: target)?.label ?? .other
-    }
 }

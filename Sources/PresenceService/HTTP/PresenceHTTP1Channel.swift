@@ -69,13 +69,13 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: PresenceHTTP1Channel.decoderLimits)
             try channel.pipeline.syncOperations.addHandler(UnreadableRequestHandler(serverName: serverName))
-            try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: limits.headerTimeout))
-            try channel.pipeline.syncOperations.addHandler(RequestTimingHandler(metrics: metrics))
             // Completed by the handler once added (at the latest when it is removed), failed if it cannot be.
             let use = channel.eventLoop.makePromise(of: Use.self)
             do {
                 try channel.pipeline.syncOperations.addHandler(
-                    StorageAnswerHandler(frontDoor: frontDoor, serverName: serverName, use: use))
+                    StorageAnswerHandler(
+                        frontDoor: frontDoor, serverName: serverName, metrics: metrics,
+                        headTimeout: limits.headerTimeout, use: use))
             } catch {
                 use.fail(error)
                 throw error

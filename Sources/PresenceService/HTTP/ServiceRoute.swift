@@ -26,25 +26,12 @@ enum ServiceRoute: Hashable, Sendable {
         }
     }
 
-    /// The route of a request target (path and query, as the request line has it); nil for a path the API does not
-    /// serve.
-    init?(target: String) {
-        var target = target
-        guard let route = target.withUTF8({ ServiceRoute(path: Self.path(of: $0)) }) else { return nil }
-        self = route
-    }
-
     /// The route `path` (without its query) is; nil for a path the API does not serve. Read as bytes: it runs for
     /// every request, twice (the timing and the decision).
     init?(path: Substring) {
         var path = path
         guard let route = path.withUTF8({ ServiceRoute(path: $0) }) else { return nil }
         self = route
-    }
-
-    /// The part of `target` before its query.
-    static func path(of target: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(rebasing: target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)])
     }
 
     init?(path: UnsafeBufferPointer<UInt8>) {

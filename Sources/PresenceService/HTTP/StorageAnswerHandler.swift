@@ -37,6 +37,14 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private let frontDoor: FrontDoor
     private let serverName: String
+    /// Each request timed from its head to its answer.
+    private var timing: RequestTiming
+    /// The next head's deadline (`--header-timeout`); made when the handler joins its connection's pipeline.
+    private let headTimeout: Duration
+    private var deadline: RequestHeadDeadline?
+    /// The HTTP encoder's context: an answer written there goes to the transport below it, whole
+    /// (``AnswerMessage``).
+    private var transport: ChannelHandlerContext?
     /// A change stream's request being read, or waiting for the responses routed before it to end, what it asks,
     /// and whether anything the client sent after it was dropped.
     private var streamRequest:
@@ -48,7 +56,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// The parts of the current request go to the router.
     private var routingCurrent = false
     /// The answer to the current request, written when its end arrives.
-    private var pending: (head: HTTPRequestHead, answer: ServiceAnswer)?
+    private var pending: (head: HTTPRequestHead, answer: Ready)?
     private var date = HTTPDate()
     /// The connection's JSON text, reused from answer to answer: a batch's answer is hundreds of kilobytes, and
     /// fresh memory for each one was a tenth of a batch's time in page faults (Documentation/Benchmarks.md). It
@@ -65,9 +73,14 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case told(PresenceHTTP1Channel.Use)
     }
 
-    init(frontDoor: FrontDoor, serverName: String, use: EventLoopPromise<PresenceHTTP1Channel.Use>) {
+    init(
+        frontDoor: FrontDoor, serverName: String, metrics: ServiceMetrics, headTimeout: Duration,
+        use: EventLoopPromise<PresenceHTTP1Channel.Use>
+    ) {
         self.frontDoor = frontDoor
         self.serverName = serverName
+        self.timing = RequestTiming(metrics: metrics)
+        self.headTimeout = headTimeout
         self.use = .pending(use)
     }
 
@@ -76,6 +89,21 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         guard case .pending(let promise) = use else { return }
         use = .told(carried)
         promise.succeed(carried)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        transport = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+        deadline = RequestHeadDeadline(timeout: headTimeout, eventLoop: context.eventLoop)
+        if context.channel.isActive { startDeadline(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        startDeadline(context)
+        context.fireChannelActive()
+    }
+
+    private func startDeadline(_ context: ChannelHandlerContext) {
+        deadline?.start { context.close(promise: nil) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -88,14 +116,18 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let request):
-            let decision = frontDoor.decide(request)
+            let path = request.path
+            let route = ServiceRoute(path: path)
+            timing.headArrived(route: route)
+            deadline?.headArrived()
+            let decision = frontDoor.decide(request, path: path, route: route)
             if case .stream(let asked) = decision, request.method == .GET {
                 streamRequest = (request, asked, false, false)
                 routingCurrent = false
                 return
             }
             tell(.requests)
-            if routed == 0, let answer = answer(decision, to: request, allocator: context.channel.allocator) {
+            if routed == 0, let answer = answer(decision) {
                 pending = (request, answer)
                 routingCurrent = false
             } else {
@@ -113,17 +145,29 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 if routed == 0 { openStream(context: context) }
             } else if let (request, answer) = pending {
                 pending = nil
-                respond(context: context, to: request, with: answer)
+                switch answer {
+                case .answer(let answer): respond(context: context, to: request, with: answer)
+                case .storageAnswers: respondWithStorageAnswers(context: context, to: request)
+                }
             }
         }
     }
 
+    /// The router's answers pass here on their way to the encoder: their heads and ends are timed and counted.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .end = unwrapOutboundIn(data), routed > 0 else { return context.write(data, promise: promise) }
-        routed -= 1
-        context.write(data, promise: promise)
-        // A stream asked for after routed requests opens once their responses have ended, in order.
-        if routed == 0 && streamRequest?.ended == true { openStream(context: context) }
+        switch unwrapOutboundIn(data) {
+        case .head(let head) where head.status != .continue:
+            timing.answerBegins()
+            context.write(data, promise: promise)
+        case .end:
+            routed = max(routed - 1, 0)
+            context.write(data, promise: promise)
+            deadline?.answerEnded()
+            // A stream asked for after routed requests opens once their responses have ended, in order.
+            if routed == 0 && streamRequest?.ended == true { openStream(context: context) }
+        default:
+            context.write(data, promise: promise)
+        }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -132,6 +176,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        deadline?.stop()
         tell(.requests)
         stream?.connectionClosed()
         stream = nil
@@ -139,6 +184,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.stop()
         tell(.requests)
     }
 
@@ -169,7 +215,10 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // (`channelInactive`) must reach the stream to let its subscription go.
         let opened = ChannelEventStream(context: context, endpoint: frontDoor.events, version: head.version)
         stream = opened
-        guard !opened.open(asked, request: head, date: date.now(), serverName: serverName) else { return }
+        guard !opened.open(asked, request: head, date: date.now(), serverName: serverName) else {
+            timing.answerBegins()
+            return
+        }
         stream = nil
         var request = head
         // Requests that came after it were dropped: the refusal closes the connection, so the client knows.
@@ -177,52 +226,62 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         respond(context: context, to: request, with: frontDoor.events.tooManyStreams)
     }
 
+    /// What is ready to answer a request with.
+    private enum Ready {
+        case answer(ServiceAnswer)
+        /// A `200` of the query document in ``json``.
+        case storageAnswers
+    }
+
+    /// Writes `answer` to `request`, whole, to the transport; then closes the connection if the request asked to.
     private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead, with answer: ServiceAnswer) {
-        let keepAlive = request.isKeepAlive
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(answer.fields.count + 4)
-        for field in answer.fields { headers.add(name: field.name.rawName, value: field.value) }
-        headers.add(name: "Content-Length", value: String(answer.body.readableBytes))
-        headers.add(name: "Date", value: date.now())
-        headers.add(name: "Server", value: serverName)
-        // HTTP/1.0 keeps a connection only when asked to; HTTP/1.1 closes one only when asked to.
-        if request.version.major == 1 && request.version.minor == 0 && keepAlive {
-            headers.add(name: "Connection", value: "keep-alive")
-        } else if !keepAlive {
-            headers.add(name: "Connection", value: "close")
+        write(context: context, to: request) { message, date in
+            message.encode(answer, date: date, serverName: serverName, allocator: context.channel.allocator)
         }
-        let status = HTTPResponseStatus(statusCode: answer.status.code)
-        let head = HTTPResponseHead(version: request.version, status: status, headers: headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        // HEAD: the GET's header fields, Content-Length included, and no body (RFC 9110 §9.3.2).
-        if request.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil) }
+    }
+
+    /// Writes the query document in ``json`` to `request`, as ``respond(context:to:with:)`` writes an answer.
+    private func respondWithStorageAnswers(context: ChannelHandlerContext, to request: HTTPRequestHead) {
+        write(context: context, to: request) { message, date in
+            message.encode(
+                status: .ok, fields: ServiceAnswer.jsonFields, bodyCount: json.count, date: date,
+                serverName: serverName, allocator: context.channel.allocator
+            ) { buffer in json.withUnsafeBytes { _ = buffer.writeBytes($0) } }
+        }
+    }
+
+    private func write(
+        context: ChannelHandlerContext, to request: HTTPRequestHead, encode: (AnswerMessage, String) -> ByteBuffer
+    ) {
+        timing.answerBegins()
+        guard let transport else { return context.close(promise: nil) }
+        let keepAlive = request.isKeepAlive
+        let message = AnswerMessage(version: request.version, keepAlive: keepAlive, headOnly: request.method == .HEAD)
+        let bytes = NIOAny(IOData.byteBuffer(encode(message, date.now())))
         if keepAlive {
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            transport.writeAndFlush(bytes, promise: nil)
         } else {
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+            transport.writeAndFlush(bytes).whenComplete { _ in channel.close(promise: nil) }
         }
+        deadline?.answerEnded()
     }
 
     /// The answer to `request` as decided, or nil when the router should give it (a resource's handler, or a lookup
     /// that probes).
-    private func answer(
-        _ decision: FrontDoor.Decision, to request: HTTPRequestHead, allocator: ByteBufferAllocator
-    ) -> ServiceAnswer? {
+    private func answer(_ decision: FrontDoor.Decision) -> Ready? {
         switch decision {
-        case .answer(let answer): return answer
+        case .answer(let answer): return .answer(answer)
         case .resource: return nil
-        case .stream: return EventStreamAnswer.head
+        // A stream's GET opens it; its HEAD gets the stream's status and fields.
+        case .stream: return .answer(EventStreamAnswer.head)
         case .lookup(let jids, let policy):
             if json.reservedCapacity > StorageAnswerHandler.retainedJSONCapacity {
                 json = JSONWriter(reservingCapacity: 0)
             } else {
                 json.removeAll()
             }
-            guard frontDoor.queries.writeStorageAnswers(jids, policy: policy, to: &json) else { return nil }
-            return ServiceAnswer(
-                status: .ok, fields: ServiceAnswer.jsonFields,
-                body: json.withUnsafeBytes { allocator.buffer(bytes: $0) })
+            return frontDoor.queries.writeStorageAnswers(jids, policy: policy, to: &json) ? .storageAnswers : nil
         }
     }
 }

@@ -16,7 +16,7 @@ extension SettingKeys {
         default: ServiceConfiguration.defaultApplyThreads, shown: "one per core", bounds: .between(1, 256))
     static let eventLoops = SettingKey<Int>(
         "event-loops", "Threads that run the feed port's and the query API's connections, change streams included",
-        default: ServiceConfiguration.defaultEventLoops, shown: "one per two cores", bounds: .between(1, 256))
+        default: ServiceConfiguration.defaultEventLoops, shown: "one per core", bounds: .between(1, 256))
     static let idleTimeout = SettingKey<Int>(
         "idle-timeout", "Seconds after which a silent feeder is closed",
         default: Int(ServiceConfiguration.defaultIdleTimeout.components.seconds), bounds: .atLeast(1, "second"))
