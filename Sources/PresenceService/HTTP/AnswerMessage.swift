@@ -19,6 +19,13 @@ struct AnswerMessage {
     /// (RFC 9110 §9.3.2).
     var headOnly: Bool
 
+    /// The message that answers `request`.
+    init(_ request: HTTPRequestHead) {
+        version = request.version
+        keepAlive = request.isKeepAlive
+        headOnly = request.method == .HEAD
+    }
+
     /// Writes `answer` as one message into a buffer made by `allocator`.
     func encode(
         _ answer: ServiceAnswer, date: String, serverName: String, allocator: ByteBufferAllocator

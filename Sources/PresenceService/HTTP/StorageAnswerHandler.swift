@@ -56,7 +56,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// The parts of the current request go to the router.
     private var routingCurrent = false
     /// The answer to the current request, written when its end arrives.
-    private var pending: (head: HTTPRequestHead, answer: Ready)?
+    private var pending: (message: AnswerMessage, answer: Ready)?
     private var date = HTTPDate()
     /// The connection's JSON text, reused from answer to answer: a batch's answer is hundreds of kilobytes, and
     /// fresh memory for each one was a tenth of a batch's time in page faults (Documentation/Benchmarks.md). It
@@ -128,7 +128,7 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             }
             tell(.requests)
             if routed == 0, let answer = answer(decision) {
-                pending = (request, answer)
+                pending = (AnswerMessage(request), answer)
                 routingCurrent = false
             } else {
                 routed += 1
@@ -143,11 +143,11 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             } else if streamRequest != nil {
                 streamRequest?.ended = true
                 if routed == 0 { openStream(context: context) }
-            } else if let (request, answer) = pending {
+            } else if let (message, answer) = pending {
                 pending = nil
                 switch answer {
-                case .answer(let answer): respond(context: context, to: request, with: answer)
-                case .storageAnswers: respondWithStorageAnswers(context: context, to: request)
+                case .answer(let answer): respond(context: context, as: message, with: answer)
+                case .storageAnswers: respondWithStorageAnswers(context: context, as: message)
                 }
             }
         }
@@ -220,10 +220,10 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             return
         }
         stream = nil
-        var request = head
+        var message = AnswerMessage(head)
         // Requests that came after it were dropped: the refusal closes the connection, so the client knows.
-        if dropped { request.headers.replaceOrAdd(name: "Connection", value: "close") }
-        respond(context: context, to: request, with: frontDoor.events.tooManyStreams)
+        if dropped { message.keepAlive = false }
+        respond(context: context, as: message, with: frontDoor.events.tooManyStreams)
     }
 
     /// What is ready to answer a request with.
@@ -233,16 +233,17 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case storageAnswers
     }
 
-    /// Writes `answer` to `request`, whole, to the transport; then closes the connection if the request asked to.
-    private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead, with answer: ServiceAnswer) {
-        write(context: context, to: request) { message, date in
+    /// Writes `answer` whole to the transport, as `message` says; then closes the connection if the request asked
+    /// to.
+    private func respond(context: ChannelHandlerContext, as message: AnswerMessage, with answer: ServiceAnswer) {
+        write(context: context, as: message) { message, date in
             message.encode(answer, date: date, serverName: serverName, allocator: context.channel.allocator)
         }
     }
 
-    /// Writes the query document in ``json`` to `request`, as ``respond(context:to:with:)`` writes an answer.
-    private func respondWithStorageAnswers(context: ChannelHandlerContext, to request: HTTPRequestHead) {
-        write(context: context, to: request) { message, date in
+    /// Writes the query document in ``json``, as ``respond(context:as:with:)`` writes an answer.
+    private func respondWithStorageAnswers(context: ChannelHandlerContext, as message: AnswerMessage) {
+        write(context: context, as: message) { message, date in
             message.encode(
                 status: .ok, fields: ServiceAnswer.jsonFields, bodyCount: json.count, date: date,
                 serverName: serverName, allocator: context.channel.allocator
@@ -251,14 +252,12 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     private func write(
-        context: ChannelHandlerContext, to request: HTTPRequestHead, encode: (AnswerMessage, String) -> ByteBuffer
+        context: ChannelHandlerContext, as message: AnswerMessage, encode: (AnswerMessage, String) -> ByteBuffer
     ) {
         timing.answerBegins()
         guard let transport else { return context.close(promise: nil) }
-        let keepAlive = request.isKeepAlive
-        let message = AnswerMessage(version: request.version, keepAlive: keepAlive, headOnly: request.method == .HEAD)
         let bytes = NIOAny(IOData.byteBuffer(encode(message, date.now())))
-        if keepAlive {
+        if message.keepAlive {
             transport.writeAndFlush(bytes, promise: nil)
         } else {
             let channel = context.channel
