@@ -13,7 +13,7 @@ import Synchronization
 //  2. queries under load: while the feeders keep sending, C clients on keep-alive connections ask
 //     GET /v1/presence/{jid} for D seconds; requests/s and p50/p99 latency.
 //
-//   swift run -c release --package-path Benchmarks ServiceLoad [feeders] [updatesPerFeeder] [clients] [seconds] [ingestDuringQueries 1|0] [applyThreads]
+//   swift run -c release --package-path Benchmarks ServiceLoad [feeders] [updatesPerFeeder] [clients] [seconds] [ingestDuringQueries 1|0] [applyThreads] [eventLoops]
 
 let arguments = Array(CommandLine.arguments.dropFirst()).compactMap { Int($0) }
 let feeders = arguments.count > 0 ? arguments[0] : 4
@@ -24,6 +24,8 @@ let seconds = arguments.count > 3 ? arguments[3] : 10
 let ingestDuringQueries = arguments.count > 4 ? arguments[4] != 0 : true
 /// The feed's applying threads (`presence serve --feed-apply-threads`).
 let applyThreads = arguments.count > 5 ? arguments[5] : ServiceConfiguration.defaultApplyThreads
+/// The event loops (`presence serve --event-loops`).
+let eventLoops = arguments.count > 6 ? arguments[6] : ServiceConfiguration.defaultEventLoops
 
 /// Prints a line at once (stdout may be a pipe).
 func report(_ line: String) {
@@ -59,7 +61,7 @@ var logger = Logger(label: "load")
 logger.logLevel = .error
 let storage = DictionaryMemoryStorage()
 let server = PresenceServer(
-    configuration: ServiceConfiguration(feedPort: 0, httpPort: 0, applyThreads: applyThreads), storage: storage,
+    configuration: ServiceConfiguration(feedPort: 0, httpPort: 0, applyThreads: applyThreads, eventLoops: eventLoops), storage: storage,
     logger: logger)
 let ready = DispatchSemaphore(value: 0)
 nonisolated(unsafe) var ports: PresenceServer.BoundPorts? = nil
