@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 import PresenceModel
 
 /// The change streams of one event loop that have something to write, pumped together by one task of that loop.
@@ -22,12 +23,22 @@ final class LoopPumps: Sendable {
     }
 
     /// `stream` has something to write: it is pumped in a coming turn of its loop.
+    ///
+    /// Woken from another event loop (a feeder's connection applying what it read), the loop is told once that turn
+    /// of the waking loop is done: every change of the read, and of the other reads of that turn, joins the list
+    /// meanwhile, so a loop sleeping on another core is woken once for them rather than once for each (waking a
+    /// thread on another core costs more than the writing it is woken for; Documentation/Benchmarks.md).
     func wake(_ stream: NIOLoopBound<ChannelEventStream>) {
         let first = woken.withLock { woken in
             woken.streams.append(stream)
             return woken.streams.count == 1
         }
-        if first { eventLoop.execute { self.pumpWoken() } }
+        guard first else { return }
+        if !eventLoop.inEventLoop, let waking = MultiThreadedEventLoopGroup.currentEventLoop {
+            waking.execute { self.eventLoop.execute { self.pumpWoken() } }
+        } else {
+            eventLoop.execute { self.pumpWoken() }
+        }
     }
 
     private func pumpWoken() {
