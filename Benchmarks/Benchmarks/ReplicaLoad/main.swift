@@ -31,12 +31,6 @@ let onlineCount = max(changerCount, memberCount / 2)
 let replicaCount = 3
 let clientCount = 20
 
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
-
 func percentile(_ sorted: [Double], _ q: Double) -> Double {
     sorted.isEmpty ? 0 : sorted[min(Int(Double(sorted.count) * q), sorted.count - 1)]
 }

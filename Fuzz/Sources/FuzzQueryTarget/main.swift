@@ -25,9 +25,20 @@ func fuzzQueryTarget(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     } else {
         precondition(pairs.isEmpty, "pairs without a query in \(target)")
     }
+    // The query routes as the service's route table reads them: `/v1/presence/{jid}` names one JID in its path,
+    // `/v1/presence` asks in its query; any other path is not a query.
+    let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+    let segment = path.dropFirst("/v1/presence/".count)
+    let pathJID: Substring?
+    if path == "/v1/presence" {
+        pathJID = nil
+    } else if path.hasPrefix("/v1/presence/"), !segment.isEmpty, !segment.contains("/") {
+        pathJID = segment
+    } else {
+        return 0
+    }
     let query: PresenceQueryTarget
-    switch PresenceQueryTarget.parse(target) {
-    case .otherRoute: return 0
+    switch PresenceQueryTarget.parse(pathJID: pathJID, target: target) {
     case .malformed(let report):
         precondition(["jid-malformed", "bad-request"].contains(report.condition), "\(report) for \(target)")
         return 0
