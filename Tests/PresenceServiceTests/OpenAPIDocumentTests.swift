@@ -1,34 +1,34 @@
+import Foundation
 import Testing
 
 @testable import PresenceService
 
-/// The document a service serves says what that service does: its tokens and its limits.
-@Suite("The served OpenAPI document is this deployment's")
+/// The document every service serves as it is written, and what it says holds for every deployment.
+@Suite("The served OpenAPI document")
 struct OpenAPIDocumentTests {
-    static let token = "tok-0123456789abcdef+/="
+    static let repository = String(decoding: CompiledFile.openAPIDocument.bytes, as: UTF8.self)
 
-    @Test func everyRewriteFindsWhatItRewrites() {
-        #expect(OpenAPIDocument.rewritesApply)
+    /// One file for every deployment: it names no limit a flag changes as a schema bound, and it lets a request
+    /// without a token through as one of its alternatives (an open service) while naming the token schemes (one that
+    /// requires tokens).
+    @Test func theDocumentHoldsForEveryDeploymentAsWritten() {
+        let lines = Self.repository.split(separator: "\n")
+        #expect(!lines.contains { $0.contains("maxItems") && $0.contains("--") }, "a flag's limit as a schema bound")
+        #expect(Self.repository.contains("\nsecurity:\n  - bearerToken: []\n  - tokenCookie: []\n  - {}"))
+        // The limits it states in words are the defaults.
+        #expect(Self.repository.contains("`--http-max-batch` (\(Self.grouped(HTTPLimits.defaultMaxBatchJIDs)) by default)"))
+        #expect(
+            Self.repository.contains(
+                "`--events-max-jids` (\(Self.grouped(EventStreamConfiguration.defaultMaxJIDsPerStream)) by default)"))
     }
 
-    @Test func theDocumentCarriesTheServicesLimitsAndTokens() throws {
-        func text(_ access: APIAccess, batch: Int = 1000, stream: Int = 10000) -> String {
-            String(
-                decoding: OpenAPIDocument(access: access, maxBatchJIDs: batch, maxJIDsPerStream: stream).bytes,
-                as: UTF8.self)
-        }
-        let tokens = try APIAccess(tokenFile: "\(Self.token) dashboards\n")
-        #expect(text(tokens) == OpenAPIDocument.repository, "tokens and default limits: the repository's document")
-        let open = text(.open, batch: 50, stream: 7)
-        #expect(open.contains("\nsecurity: []\n") && !open.contains("  - bearerToken: []\n  - tokenCookie: []"))
-        #expect(open.contains("maxItems: 50 # --http-max-batch") && open.contains("maxItems: 7 # --events-max-jids"))
-        let metricsOpen = text(try APIAccess(tokenFile: "\(Self.token) dashboards\n", metricsOpen: true))
-        #expect(metricsOpen.contains("  /metrics:\n    get:\n      security: []\n"))
-        #expect(metricsOpen.contains("  - bearerToken: []"), "everything else still needs a token")
+    /// A number as the document writes it: thousands grouped with commas.
+    static func grouped(_ number: Int) -> String {
+        number.formatted(.number.locale(Locale(identifier: "en_US")))
     }
 
     @Test func theRouteTableIsTheDocumentsPathsAndEachIsOpenAsTheDocumentSays() throws {
-        let lines = OpenAPIDocument.repository.split(separator: "\n")
+        let lines = Self.repository.split(separator: "\n")
         let start = try #require(lines.firstIndex(of: "paths:"))
         var paths: [String: Bool] = [:]  // path: answered without a token (its operation says `security: []`)
         var current: String?

@@ -58,16 +58,10 @@ extension FrontDoorResponder {
         frontDoor: FrontDoor, statistics: ServiceStatistics, metrics: ServiceMetrics, source: XMPPPresenceSource?
     ) {
         let (queries, events, admission) = (frontDoor.queries, frontDoor.events, frontDoor.admission)
-        // Whether tokens are needed and which limits apply are fixed for the process's life (a reload replaces the
-        // tokens, never their being required).
-        let document = OpenAPIDocument(
-            access: admission.secrets.access, maxBatchJIDs: queries.maxBatchJIDs,
-            maxJIDsPerStream: events.hub.configuration.maxJIDsPerStream)
         self.init(
             frontDoor: frontDoor,
             resources: ResourceResponder(
                 storage: queries.lookup.storage, lookup: queries.lookup, hub: events.hub, statistics: statistics,
-                metrics: metrics, readiness: admission.readiness, secrets: admission.secrets, source: source,
-                document: document))
+                metrics: metrics, readiness: admission.readiness, secrets: admission.secrets, source: source))
     }
 }

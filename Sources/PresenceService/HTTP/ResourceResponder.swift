@@ -19,7 +19,6 @@ struct ResourceResponder: Sendable {
     let readiness: ReadinessMonitor
     let secrets: ServiceSecrets
     let source: XMPPPresenceSource?
-    let document: OpenAPIDocument
 
     func respond(to resource: ServiceResource, _ request: Request) -> Response {
         switch resource {
@@ -39,13 +38,10 @@ struct ResourceResponder: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         case .readyz: ready
-        case .openapi:
-            Response(
-                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: document.bytes)))
-        case .page: PeoplePage.page.answer(request)
-        case .pageScript: PeoplePage.script.answer(request)
-        case .pageStyle: PeoplePage.style.answer(request)
+        case .openapi: CompiledFile.openAPIDocument.answer(request)
+        case .page: CompiledFile.peoplePage.answer(request)
+        case .pageScript: CompiledFile.peopleScript.answer(request)
+        case .pageStyle: CompiledFile.peopleStyle.answer(request)
         }
     }
 
