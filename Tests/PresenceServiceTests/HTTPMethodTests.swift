@@ -40,6 +40,42 @@ struct HTTPMethodTests {
         }
     }
 
+    /// A keep-alive connection mixes answers written on the event loop with the router's: a HEAD answered on the
+    /// loop must not make a later routed GET lose its body, nor a GET answered on the loop make a later routed HEAD
+    /// carry one. Several of each, in both orders, on one connection.
+    @Test func aConnectionMixingHeadAndGetOnBothPathsFramesEveryAnswerByItsOwnMethod() async throws {
+        try await withService { ports in
+            try await feedAliceAndBob(ports)
+            let loop = "/v1/presence/alice@example.com"  // a storage hit: the event loop's
+            let routed = "/healthz"  // a resource: the router's
+            let requests: [(method: String, target: String)] = [
+                ("HEAD", loop), ("HEAD", loop), ("GET", routed), ("GET", loop), ("HEAD", routed), ("GET", routed),
+                ("HEAD", loop), ("GET", routed),
+            ]
+            var text = ""
+            for (index, request) in requests.enumerated() {
+                // Pipelined: the first routed request holds the ones after it for the router until it is answered.
+                text += "\(request.method) \(request.target) HTTP/1.1\r\nHost: x\r\n"
+                text += index == requests.count - 1 ? "Connection: close\r\n\r\n" : "\r\n"
+            }
+            let client = try await Feeder.connect(port: ports.http)
+            defer { client.close() }
+            try await client.send(text)
+            let raw = try await client.readUntilClosed().text
+            let answers = Wire.responses(raw, bodiless: requests.map { $0.method == "HEAD" })
+            try #require(answers.count == requests.count, "\(answers)\n\(raw)")
+            for (request, answer) in zip(requests, answers) {
+                #expect(answer.status == 200, "\(request.method) \(request.target): \(answer)")
+                if request.method == "HEAD" {
+                    #expect(answer.body.isEmpty, "\(request.method) \(request.target)")
+                } else {
+                    #expect(answer.body.utf8.count == Int(answer.headers["content-length"] ?? ""), "\(request)")
+                    #expect(request.target != routed || answer.body == "ok\n", "\(request.target): \(answer)")
+                }
+            }
+        }
+    }
+
     @Test func headOfTheChangeStreamOpensNoStream() async throws {
         try await withService { ports in
             let head = try await Self.send("HEAD", "/v1/presence/events?jid=a@example.com", port: ports.http)

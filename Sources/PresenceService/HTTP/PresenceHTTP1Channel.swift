@@ -65,9 +65,17 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
             if let tls = secrets.tlsContext {
                 try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
             }
-            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
-                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: PresenceHTTP1Channel.decoderLimits)
+            // The encoder and the decoder on their own, not `configureHTTPServerPipeline`'s pair: there the decoder
+            // tells the encoder each request's method, and the encoder takes the oldest one told for each response
+            // it encodes, to leave out a HEAD's body. Answers written below the encoder (``AnswerMessage``) never
+            // take theirs, so a routed response after them would be framed by an earlier request's method (a GET's
+            // body dropped after a HEAD answered here) and the methods would pile up for the connection's life.
+            // The router's HEAD answers have no body of their own (``FrontDoorResponder``).
+            try channel.pipeline.syncOperations.addHandlers(
+                HTTPResponseEncoder(configuration: .init()),
+                ByteToMessageHandler(
+                    HTTPRequestDecoder(
+                        leftOverBytesStrategy: .dropBytes, limitConfiguration: PresenceHTTP1Channel.decoderLimits)))
             try channel.pipeline.syncOperations.addHandler(UnreadableRequestHandler(serverName: serverName))
             // Completed by the handler once added (at the latest when it is removed), failed if it cannot be.
             let use = channel.eventLoop.makePromise(of: Use.self)
