@@ -19,11 +19,15 @@ struct AnswerMessage {
     /// (RFC 9110 §9.3.2).
     var headOnly: Bool
 
+    init(version: HTTPVersion, keepAlive: Bool, headOnly: Bool) {
+        self.version = version
+        self.keepAlive = keepAlive
+        self.headOnly = headOnly
+    }
+
     /// The message that answers `request`.
     init(_ request: HTTPRequestHead) {
-        version = request.version
-        keepAlive = request.isKeepAlive
-        headOnly = request.method == .HEAD
+        self.init(version: request.version, keepAlive: request.isKeepAlive, headOnly: request.method == .HEAD)
     }
 
     /// Writes `answer` as one message into a buffer made by `allocator`.

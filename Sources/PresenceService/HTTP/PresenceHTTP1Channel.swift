@@ -76,7 +76,6 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
                 ByteToMessageHandler(
                     HTTPRequestDecoder(
                         leftOverBytesStrategy: .dropBytes, limitConfiguration: PresenceHTTP1Channel.decoderLimits)))
-            try channel.pipeline.syncOperations.addHandler(UnreadableRequestHandler(serverName: serverName))
             // Completed by the handler once added (at the latest when it is removed), failed if it cannot be.
             let use = channel.eventLoop.makePromise(of: Use.self)
             do {
@@ -88,6 +87,7 @@ struct PresenceHTTP1Channel: HTTPChannelHandler {
                 use.fail(error)
                 throw error
             }
+            try channel.pipeline.syncOperations.addHandler(UnreadableRequestHandler(serverName: serverName))
             try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
             let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(

@@ -5,20 +5,24 @@ import NIOHTTP1
 /// them over 80 KB, more than 1,000 fields; or not HTTP/1.1 at all) with a 400 `bad-request` error document like
 /// every other error, then closes the connection: after such a head the decoder cannot find the next request.
 ///
-/// It sits right after the decoder, so the error never reaches Hummingbird, whose own answer is a bare 400 with no
-/// body and no `Content-Type`, which a client generated from the OpenAPI document cannot read.
+/// It sits after ``StorageAnswerHandler`` (which passes errors on) and before the conversion to HTTP types, so the
+/// error never reaches Hummingbird, whose own answer is a bare 400 with no body and no `Content-Type`, which a client
+/// generated from the OpenAPI document cannot read; requests answered on the event loop never pass through it. The
+/// answer is written whole below the encoder, as the event loop's answers are (``AnswerMessage``).
 final class UnreadableRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
 
     private let serverName: String
     private var answered = false
+    private var date = HTTPDate()
+    /// The HTTP encoder's context, below which the answer is written.
+    private var transport: ChannelHandlerContext?
 
     init(serverName: String) { self.serverName = serverName }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        context.fireChannelRead(data)
+    func handlerAdded(context: ChannelHandlerContext) {
+        transport = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -28,20 +32,15 @@ final class UnreadableRequestHandler: ChannelInboundHandler, RemovableChannelHan
         }
         guard !answered else { return }
         answered = true
+        let channel = context.channel
+        guard let transport else { return channel.close(promise: nil) }
         let reason =
             parserError == .headerOverflow
             ? "the request head is over the limit (80 KB for the target and the header fields, 1,000 fields)"
             : "it is not an HTTP/1.1 request head (\(parserError))"
         let answer = ServiceAnswer.badRequest("bad-request", "the request cannot be read: \(reason)")
-        var headers = HTTPHeaders()
-        for field in answer.fields { headers.add(name: field.name.rawName, value: field.value) }
-        headers.add(name: "Content-Length", value: String(answer.body.readableBytes))
-        headers.add(name: "Server", value: serverName)
-        headers.add(name: "Connection", value: "close")
-        let head = HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        let message = AnswerMessage(version: .http1_1, keepAlive: false, headOnly: false)
+        let bytes = message.encode(answer, date: date.now(), serverName: serverName, allocator: channel.allocator)
+        transport.writeAndFlush(NIOAny(IOData.byteBuffer(bytes))).whenComplete { _ in channel.close(promise: nil) }
     }
 }
