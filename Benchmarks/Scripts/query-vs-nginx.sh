@@ -95,7 +95,8 @@ for line in open(sys.argv[1]):
 median = {name: statistics.median(rates) for name, rates in rows.items()}
 print(f"presence, one JID: {median['presence']:,.0f} requests/s (median of {len(rows['presence'])})")
 print(f"nginx, same bytes: {median['nginx']:,.0f} requests/s")
-print(f"presence ÷ nginx: {median['presence'] / median['nginx']:.2f}")
+rounds = [f"{ours / theirs:.2f}" for ours, theirs in zip(rows['presence'], rows['nginx'])]
+print(f"presence ÷ nginx: {median['presence'] / median['nginx']:.2f} (rounds: {', '.join(rounds)})")
 print(f"batch of {sys.argv[2]}: {median['batch']:,.0f} requests/s = {median['batch'] * int(sys.argv[2]):,.0f} JIDs/s")
 if "before" in median:
     print(f"before, one JID: {median['before']:,.0f} requests/s (÷ nginx {median['before'] / median['nginx']:.2f})")
