@@ -61,11 +61,13 @@ enum ServiceRoute: Hashable, Sendable {
     private static let presencePrefix = "/v1/presence"
 
     /// The JID's segment of `path` (still percent-encoded) for the routes that name one person in their path.
+    /// Counted in UTF-8 code units, as the table reads paths: by `Character`, the count walked grapheme breaks.
     func jidSegment(in path: Substring) -> Substring? {
+        let segment = path.utf8.dropFirst(Self.presencePrefix.utf8.count + 1)
         switch self {
-        case .presence: path.dropFirst(Self.presencePrefix.count + 1)
-        case .resource(.badge): path.dropFirst(Self.presencePrefix.count + 1).dropLast("/badge.svg".count)
-        default: nil
+        case .presence: return Substring(segment)
+        case .resource(.badge): return Substring(segment.dropLast("/badge.svg".utf8.count))
+        default: return nil
         }
     }
 
