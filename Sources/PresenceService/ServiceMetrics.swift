@@ -26,8 +26,8 @@ public final class ServiceMetrics: Sendable {
     private let keepAlivePings: CoreMetrics.Counter
     private let probeLatency: CoreMetrics.Timer
     private let flushDuration: CoreMetrics.Timer
-    /// The request-duration histogram's series, one per route.
-    private let requestDurations: [HTTPRouteLabel: CoreMetrics.Timer]
+    /// The request-duration histogram's series, one per route, at the route label's raw value.
+    private let requestDurations: [CoreMetrics.Timer]
     /// What the counters were last advanced to: they only move forward by the difference at each scrape.
     private let published = Locked([0, 0, 0, 0, 0, 0, 0])
 
@@ -42,10 +42,9 @@ public final class ServiceMetrics: Sendable {
             .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
         ]
         self.factory = factory
-        requestDurations = Dictionary(
-            uniqueKeysWithValues: HTTPRouteLabel.allCases.map { route in
-                (route, Timer(label: Self.requestDurationLabel, dimensions: [("route", route.rawValue)], factory: factory))
-            })
+        requestDurations = HTTPRouteLabel.allCases.map { route in
+            Timer(label: Self.requestDurationLabel, dimensions: [("route", route.name)], factory: factory)
+        }
         entries = Gauge(label: "presence_storage_entries", factory: factory)
         estimatedBytes = Gauge(label: "presence_storage_estimated_bytes", factory: factory)
         lost = Gauge(label: "presence_storage_lost_users", factory: factory)
@@ -98,7 +97,7 @@ public final class ServiceMetrics: Sendable {
 
     /// One HTTP request, from its head to its response's head.
     func recordRequest(route: HTTPRouteLabel, duration: Duration) {
-        requestDurations[route]?.record(duration)
+        requestDurations[route.rawValue].record(duration)
     }
 
     /// One probe batch answered, `duration` after it was sent: the refill latency histogram.

@@ -249,6 +249,10 @@ struct ServiceTests {
             #expect(count("other") == 1)
             #expect(count("metrics") == 0, "the scrape is timed once its answer is written: \(text)")
             #expect(count("events") == 0)
+            // Dashboards name these series: every route has one from the start.
+            for route in ["presence", "presence-batch", "events", "badge", "stats", "metrics", "health", "people", "openapi", "other"] {
+                #expect(count(route) != nil, "\(route)")
+            }
         }
     }
 

@@ -1,11 +1,13 @@
 /// Which of the service's routes a request path is for: the `route` label of the request-duration histogram.
 ///
-/// A fixed, small set, so a client that asks for a million different JIDs or paths adds no label value.
-enum HTTPRouteLabel: String, CaseIterable, Sendable {
+/// A fixed, small set, so a client that asks for a million different JIDs or paths adds no label value. Each
+/// label's raw value is its place in ``allCases``: the histogram's series are an array indexed by it, since every
+/// request records one (a dictionary keyed by the label hashed its text each time).
+enum HTTPRouteLabel: Int, CaseIterable, Sendable {
     /// `GET /v1/presence/{jid}`.
     case presence
     /// `GET /v1/presence?jid=…`.
-    case presenceBatch = "presence-batch"
+    case presenceBatch
     /// `GET /v1/presence/events`: the time until the stream opens.
     case events
     case badge
@@ -18,4 +20,20 @@ enum HTTPRouteLabel: String, CaseIterable, Sendable {
     case openapi
     /// Anything else, unknown paths included.
     case other
+
+    /// The label's value in the exposition.
+    var name: String {
+        switch self {
+        case .presence: "presence"
+        case .presenceBatch: "presence-batch"
+        case .events: "events"
+        case .badge: "badge"
+        case .stats: "stats"
+        case .metrics: "metrics"
+        case .health: "health"
+        case .people: "people"
+        case .openapi: "openapi"
+        case .other: "other"
+        }
+    }
 }
