@@ -46,7 +46,7 @@ public struct ServiceConfiguration: Sendable {
     /// One applying thread per core.
     public static var defaultApplyThreads: Int { ApplyPool.defaultThreadCount }
     /// One event loop per core. A replica answers queries while it writes change streams and feeders feed it: on
-    /// two cores, two loops answered 13 to 27 % more queries than one beside 200 streams and 2,000 changes a second,
+    /// two cores, two loops answered 9 to 17 % more queries than one beside 200 streams and 2,000 changes a second,
     /// with every event delivered as fast (Documentation/Benchmarks.md, the mixed workload). One loop writes a stream's
     /// event for less CPU (each loop holding a watcher's stream is a thread woken for the change), which a replica
     /// that only streams can take with `--event-loops`. Big reads from feeders are parsed on Swift's global pool and
