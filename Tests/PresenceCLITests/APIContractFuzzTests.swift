@@ -28,8 +28,11 @@ struct APIContractFuzzTests {
         return FileManager.default.isExecutableFile(atPath: installed) ? [installed] : ["schemathesis"]
     }()
 
-    /// Runs schemathesis against the service on `port`, with `headers` on every request; its exit status and report.
-    static func fuzz(port: Int, headers: [String] = [], in directory: URL) throws -> (status: Int32, report: String) {
+    /// Runs schemathesis against the service on `port`, with `headers` on every request, from the document the
+    /// service serves or from `document` (a file); its exit status and report.
+    static func fuzz(
+        port: Int, headers: [String] = [], document: URL? = nil, in directory: URL
+    ) throws -> (status: Int32, report: String) {
         // A change stream never ends: read its first event, then judge it.
         let configuration = directory.appendingPathComponent("schemathesis.toml")
         try "max-stream-events = 1\n".write(to: configuration, atomically: true, encoding: .utf8)
@@ -37,12 +40,13 @@ struct APIContractFuzzTests {
         _ = FileManager.default.createFile(atPath: report.path, contents: nil)
         let output = try FileHandle(forWritingTo: report)
         defer { try? output.close() }
+        let service = "http://127.0.0.1:\(port)"
+        let location = document.map { [$0.path, "--url", service] } ?? ["\(service)/openapi.yaml"]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            schemathesis + [
-                "--config-file", configuration.path, "--no-color", "run",
-                "http://127.0.0.1:\(port)/openapi.yaml", "--checks", "all", "--mode", "all",
+            schemathesis + ["--config-file", configuration.path, "--no-color", "run"] + location + [
+                "--checks", "all", "--mode", "all",
                 "--max-examples", examples, "--request-timeout", "5", "--workers", "2",
                 // Hypothesis' checks on its own generation (too slow, data too large): on two cores shared with the
                 // rest of the suite, a batch of up to 1,000 pattern-made JIDs trips them; they say nothing of the API.
@@ -96,8 +100,20 @@ struct APIContractFuzzTests {
         let service = try RunningServer(["--api-token-file", tokens.path])
         defer { _ = service.stop() }
         try OpenAPIConformanceTests.feed("multi-device.xml", port: service.feedPort)
+        // The document is one for every deployment: its `security` lets a request without a token through as an
+        // alternative, which a deployment with tokens refuses (as its description says). schemathesis reads an
+        // optional requirement as "not enforced" and skips its authentication checks, so it is given the document
+        // as this deployment reads it: the same, without that alternative. Every guarded operation is then asked
+        // without the token and with a wrong one as well.
+        let served = String(
+            decoding: try await TestHTTP.get(port: service.httpPort, path: "/openapi.yaml").body, as: UTF8.self)
+        let anonymous = "\n  - {} # a deployment without --api-token-file\n"
+        try #require(served.contains(anonymous), "the document lets a request without a token through")
+        let document = directory.appendingPathComponent("openapi-tokens-required.yaml")
+        try served.replacingOccurrences(of: anonymous, with: "\n").write(to: document, atomically: true, encoding: .utf8)
         let run = try await onAThreadOfItsOwn {
-            try Self.fuzz(port: service.httpPort, headers: ["Authorization: Bearer \(token)"], in: directory)
+            try Self.fuzz(
+                port: service.httpPort, headers: ["Authorization: Bearer \(token)"], document: document, in: directory)
         }
         Self.expectNoFailure(run, "a service that requires tokens")
     }

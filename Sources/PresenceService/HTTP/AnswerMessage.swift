@@ -42,8 +42,8 @@ struct AnswerMessage {
 
     /// Writes a message of `status` and `fields` whose body, `bodyCount` bytes, `writeBody` appends: a body held
     /// elsewhere (the connection's JSON text) goes into the message without a buffer of its own. The head is copied
-    /// into the buffer in one access: written piece by piece, each piece paid `ByteBuffer`'s uniqueness and
-    /// exclusivity checks, 1 % of the single-JID rate (Documentation/Benchmarks.md).
+    /// into the buffer in one access, since each write to a `ByteBuffer` pays its uniqueness and exclusivity checks
+    /// (Documentation/Benchmarks.md, the query API's hot path).
     func encode(
         status: HTTPResponse.Status, fields: [ServiceAnswer.Field], bodyCount: Int, date: String, serverName: String,
         allocator: ByteBufferAllocator, writeBody: (inout ByteBuffer) -> Void

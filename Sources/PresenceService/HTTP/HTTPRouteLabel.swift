@@ -1,8 +1,9 @@
 /// Which of the service's routes a request path is for: the `route` label of the request-duration histogram.
 ///
 /// A fixed, small set, so a client that asks for a million different JIDs or paths adds no label value. Each
-/// label's raw value is its place in ``allCases``: the histogram's series are an array indexed by it, since every
-/// request records one (a dictionary keyed by the label hashed its text each time).
+/// label's raw value is its place in ``allCases``: every request records one duration, and the histogram's series
+/// are an array indexed by it rather than a dictionary keyed by the label's text, which would hash the text each
+/// time.
 enum HTTPRouteLabel: Int, CaseIterable, Sendable {
     /// `GET /v1/presence/{jid}`.
     case presence

@@ -12,11 +12,13 @@ import PresenceStore
 /// Hummingbird's HTTP/1.1 child channel with ``StorageAnswerHandler`` (storage hits and change streams) in it,
 /// right after HTTP decoding.
 ///
-/// The pipeline is the one `HTTP1Channel` builds (the same decoder limits, no pipelining assistance, the
-/// connection-state handler for idle time and graceful shutdown, the async channel the router reads), with one
-/// handler added before the conversion to Swift HTTP Types: it answers storage hits in NIOHTTP1's own types,
-/// without that conversion, and sees each request's HTTP version and keep-alive as the wire had them.
-/// `HTTP1Channel.Configuration.additionalChannelHandlers` can only add handlers after the conversion.
+/// The pipeline has what `HTTP1Channel` builds (the same decoder limits, no pipelining assistance, the
+/// connection-state handler for idle time and graceful shutdown, the async channel the router reads), with the
+/// HTTP/1 encoder and decoder added unpaired (below) and two handlers before the conversion to Swift HTTP Types:
+/// ``StorageAnswerHandler`` answers storage hits in NIOHTTP1's own types, without that conversion, and sees each
+/// request's HTTP version and keep-alive as the wire had them; ``UnreadableRequestHandler`` answers a head the
+/// decoder cannot read. `HTTP1Channel.Configuration.additionalChannelHandlers` can only add handlers after the
+/// conversion.
 ///
 /// Hummingbird runs a task per connection, which reads requests for the router. A connection whose first request
 /// opens a change stream carries nothing else, written on its event loop (``ChannelEventStream``): its task only

@@ -61,7 +61,7 @@ enum ServiceRoute: Hashable, Sendable {
     private static let presencePrefix = "/v1/presence"
 
     /// The JID's segment of `path` (still percent-encoded) for the routes that name one person in their path.
-    /// Counted in UTF-8 code units, as the table reads paths: by `Character`, the count walked grapheme breaks.
+    /// Cut in UTF-8 code units, as the table reads paths (a count of `Character`s walks grapheme breaks).
     func jidSegment(in path: Substring) -> Substring? {
         let segment = path.utf8.dropFirst(Self.presencePrefix.utf8.count + 1)
         switch self {

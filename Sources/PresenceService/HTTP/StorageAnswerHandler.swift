@@ -57,9 +57,9 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var routed = 0
     /// The parts of the current request go to the router.
     private var routingCurrent = false
-    /// Whether a part went to the router since the last end of a read: only then does the end of a read go on
-    /// (the async channel hands the router what it was given when a read ends; for a read answered here it would
-    /// find nothing, and passing it through the handlers after this one cost 1 % of the single-JID rate).
+    /// Whether a part went to the router since the last end of a read: only then does the end of a read go on.
+    /// The async channel hands the router what it was given when a read ends; after a read answered here it would
+    /// find nothing, and every handler after this one would be crossed for nothing.
     private var forwardedSinceReadComplete = false
     /// The answer to the current request, written when its end arrives.
     private var pending: (message: AnswerMessage, answer: Ready)?
