@@ -19,6 +19,7 @@ extension XMPPPresenceSource {
             guard isLive else { continue }
             let started = ContinuousClock.now
             let members = membersToResync(configuration.members)
+            logger.info("resync begins", metadata: ["members": "\(members.count)"])
             var rounds: [String] = []
             for start in stride(from: 0, to: members.count, by: configuration.batchSize) {
                 let batch = Set(members[start ..< min(start + configuration.batchSize, members.count)])
