@@ -4,14 +4,6 @@ import NIOHTTP1
 import PresenceStore
 import PresenceWire
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Answers requests on the connection's event loop, before Hummingbird's request handling, when no await is needed:
 /// a storage hit, a refusal, a method's rule. It also opens change streams (`GET /v1/presence/events`), which are
 /// written on the event loop from then on (``ChannelEventStream``): the connection carries nothing else afterwards.
@@ -300,27 +292,5 @@ final class StorageAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             }
             return frontDoor.queries.writeStorageAnswers(jids, policy: policy, to: &json) ? .storageAnswers : nil
         }
-    }
-}
-
-/// The `Date` header's value, formatted once per second (RFC 9110 §5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`): the
-/// router's answers get theirs from Hummingbird's own cache, which is internal to it.
-struct HTTPDate {
-    private var second: time_t = -1
-    private var text = ""
-
-    mutating func now() -> String {
-        var current = time(nil)
-        guard current != second else { return text }
-        second = current
-        var parts = tm()
-        gmtime_r(&current, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        text =
-            "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
-        return text
     }
 }
